@@ -1,0 +1,49 @@
+"""What a benchmark is and what it reports."""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+_OPS = {"<=": operator.le, ">=": operator.ge}
+
+
+@dataclass(frozen=True)
+class Figure:
+    name: str
+    value: float
+    unit: str
+    op: str
+    limit: float
+    compared_with: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return bool(_OPS[self.op](self.value, self.limit))
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "value": round(self.value, 4),
+            "unit": self.unit,
+            "target": f"{self.op} {self.limit:g}",
+            "passed": self.passed,
+            "compared_with": self.compared_with,
+            "details": self.details,
+        }
+
+    def as_line(self) -> str:
+        mark = "ok  " if self.passed else "MISS"
+        return (
+            f"{mark} {self.name:32} {self.value:10.3f} {self.unit:6} "
+            f"(target {self.op} {self.limit:g}; {self.compared_with})"
+        )
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    figures: tuple[str, ...]
+    run: Callable[[], list[Figure]]

@@ -1,0 +1,52 @@
+"""The app state: the few values that tools, the engine and the front end all share.
+
+A single store holding one immutable `AppState` value. Reads are plain attribute access (the
+permission decision reads the mode on every call, so the mode key takes effect at the very
+next decision); writes replace the whole value through an updater function and notify
+subscribers, which is how the front end learns of a mode change it did not make itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .permissions.context import ToolPermissionContext
+
+
+@dataclass(frozen=True, slots=True)
+class AppState:
+    permission_context: ToolPermissionContext = field(default_factory=ToolPermissionContext)
+    todos: tuple[Any, ...] = ()
+
+    def with_permission_context(self, permission_context: ToolPermissionContext) -> AppState:
+        return replace(self, permission_context=permission_context)
+
+
+Updater = Callable[[AppState], AppState]
+Subscriber = Callable[[AppState, AppState], None]
+
+
+class AppStateStore:
+    __slots__ = ("_state", "_subscribers")
+
+    def __init__(self, state: AppState | None = None) -> None:
+        self._state = state if state is not None else AppState()
+        self._subscribers: list[Subscriber] = []
+
+    def get(self) -> AppState:
+        return self._state
+
+    def set(self, updater: Updater) -> AppState:
+        old = self._state
+        new = updater(old)
+        self._state = new
+        if new is not old:
+            for subscriber in tuple(self._subscribers):
+                subscriber(old, new)
+        return new
+
+    def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
+        self._subscribers.append(subscriber)
+        return lambda: self._subscribers.remove(subscriber)

@@ -1,0 +1,136 @@
+"""Typed events: the only way a front end learns what the engine is doing.
+
+The engine emits every state change of every tool call to an `EventSink` it is given (the
+TUI, the headless printer and the tests are sinks). Events are small frozen values, cheap to
+make on the hot path, and each says which call it is about (`tool_use_id`), which tool, which
+batch it runs in (calls that may run together share a batch id) and when (`at`, from
+`time.monotonic()`, so durations never jump with the wall clock; `wall_time()` converts).
+
+Events are read-only by convention rather than `frozen`: a frozen dataclass costs three times
+as much to build, and a busy turn emits tens of thousands of them.
+
+One call produces: `ToolQueued`, then `ToolStarted`, then any of `ToolProgress`,
+`PermissionAsked` / `PermissionAnswered`, `ResultPersisted`, `ToolNotice`, and exactly one
+terminal event: `ToolCompleted` or `ToolCancelled`. A call cancelled before it started goes
+straight from `ToolQueued` to `ToolCancelled`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+if TYPE_CHECKING:
+    from .executor.calls import CancelReason, Stage
+    from .ports import PermissionAnswer, PermissionRequest
+
+_WALL_OFFSET = time.time() - time.monotonic()
+
+
+def wall_time(at: float) -> float:
+    """Seconds since the epoch for a monotonic event timestamp."""
+    return at + _WALL_OFFSET
+
+
+@dataclass(slots=True, kw_only=True)
+class EngineEvent:
+    kind: ClassVar[str] = "event"
+    at: float = field(default_factory=time.monotonic)
+
+
+@dataclass(slots=True, kw_only=True)
+class ToolEvent(EngineEvent):
+    tool_use_id: str
+    tool_name: str
+    batch_id: str
+    parent_tool_use_id: str | None = None
+    """Set for calls made by a sub-agent: the tool_use_id of its Task call."""
+
+
+@dataclass(slots=True, kw_only=True)
+class ToolQueued(ToolEvent):
+    kind: ClassVar[str] = "queued"
+    input: Any
+    summary: str
+    concurrency_safe: bool
+
+
+@dataclass(slots=True, kw_only=True)
+class ToolStarted(ToolEvent):
+    kind: ClassVar[str] = "started"
+
+
+@dataclass(slots=True, kw_only=True)
+class ToolProgress(ToolEvent):
+    kind: ClassVar[str] = "progress"
+    data: Any
+
+
+@dataclass(slots=True, kw_only=True)
+class PermissionAsked(ToolEvent):
+    kind: ClassVar[str] = "permission_asked"
+    request: PermissionRequest
+
+
+@dataclass(slots=True, kw_only=True)
+class PermissionAnswered(ToolEvent):
+    kind: ClassVar[str] = "permission_answered"
+    answer: PermissionAnswer
+
+
+@dataclass(slots=True, kw_only=True)
+class ResultPersisted(ToolEvent):
+    kind: ClassVar[str] = "persisted"
+    path: Path
+    size_chars: int
+
+
+@dataclass(slots=True, kw_only=True)
+class ToolNotice(ToolEvent):
+    """Something the user should see about a call: a hook's message, a hook that failed."""
+
+    kind: ClassVar[str] = "notice"
+    level: Literal["info", "warning", "error"]
+    text: str
+
+
+@dataclass(slots=True, kw_only=True)
+class ToolCompleted(ToolEvent):
+    kind: ClassVar[str] = "completed"
+    duration_s: float
+    is_error: bool
+    failed_stage: Stage | None = None
+    """For an error: the lifecycle stage that produced it (`call` when the tool itself failed)."""
+
+
+@dataclass(slots=True, kw_only=True)
+class ToolCancelled(ToolEvent):
+    kind: ClassVar[str] = "cancelled"
+    reason: CancelReason
+    message: str
+
+
+EventSink = Callable[[EngineEvent], None]
+
+
+def null_sink(event: EngineEvent) -> None:
+    return None
+
+
+class EventRecorder:
+    """A sink that keeps every event; for tests, benchmarks and the headless printer."""
+
+    def __init__(self) -> None:
+        self.events: list[EngineEvent] = []
+
+    def __call__(self, event: EngineEvent) -> None:
+        self.events.append(event)
+
+    def of(self, tool_use_id: str) -> list[ToolEvent]:
+        return [e for e in self.events if isinstance(e, ToolEvent) and e.tool_use_id == tool_use_id]
+
+    def kinds(self, tool_use_id: str) -> list[str]:
+        return [e.kind for e in self.of(tool_use_id)]

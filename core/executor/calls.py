@@ -1,0 +1,152 @@
+"""The values the executor works with: a call, its outcome, and the ways a call can end.
+
+Every tool_use the model sends becomes a `ToolCall` and ends as exactly one
+`ToolCallOutcome`, whose `block` is the `tool_result` the model receives. An outcome that is
+an error says at which lifecycle stage it failed (`Stage`), or why it was cancelled
+(`CancelReason`), so the UI can tell "denied" from "crashed" from "cancelled".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+
+from pydantic import ValidationError
+
+from ..tool import ContextModifier, ToolResultBlock
+
+if TYPE_CHECKING:
+    from ..registry import AnyTool, ToolPool
+    from ..results import PersistedResult
+    from ..tool import ToolContext
+
+Stage = Literal[
+    "lookup", "schema", "validate", "pre_hook", "permission", "call", "map", "persist", "post_hook"
+]
+CancelReason = Literal["sibling_error", "user_interrupted", "streaming_fallback"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One tool_use block: its id, the tool name the model used, and the raw input."""
+
+    id: str
+    name: str
+    input: Any
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallOutcome:
+    call: ToolCall
+    block: ToolResultBlock
+    failed_stage: Stage | None = None
+    cancelled: CancelReason | None = None
+    new_messages: tuple[Any, ...] = ()
+    context_modifier: ContextModifier | None = None
+    additional_context: tuple[str, ...] = ()
+    """Extra text for the model from hooks, sent alongside the tool_result."""
+    prevent_continuation: bool = False
+    stop_reason: str | None = None
+    persisted: PersistedResult | None = None
+
+    @property
+    def tool_use_id(self) -> str:
+        return self.call.id
+
+    @property
+    def is_error(self) -> bool:
+        return bool(self.block.get("is_error", False))
+
+
+@dataclass(frozen=True, slots=True)
+class ProgressUpdate:
+    tool_use_id: str
+    tool_name: str
+    data: Any
+
+
+@dataclass(frozen=True, slots=True)
+class ResultUpdate:
+    outcome: ToolCallOutcome
+    context: ToolContext
+    """The context after every modifier due by now; later calls of the turn use it."""
+
+
+ExecutorUpdate = ProgressUpdate | ResultUpdate
+
+
+def error_block(tool_use_id: str, message: str) -> ToolResultBlock:
+    return {
+        "type": "tool_result",
+        "tool_use_id": tool_use_id,
+        "content": f"<tool_use_error>{message}</tool_use_error>",
+        "is_error": True,
+    }
+
+
+def error_outcome(call: ToolCall, stage: Stage, message: str) -> ToolCallOutcome:
+    return ToolCallOutcome(call, error_block(call.id, message), failed_stage=stage)
+
+
+CANCEL_MESSAGES: dict[CancelReason, str] = {
+    "sibling_error": (
+        "Cancelled: a sibling command failed ({sibling}), so this call was not completed. "
+        "Fix that failure first, then run this again if it is still needed."
+    ),
+    "user_interrupted": (
+        "Cancelled: the user interrupted, so this call was not completed and nothing it would "
+        "have done can be assumed done. Wait for the user's next instruction."
+    ),
+    "streaming_fallback": (
+        "Cancelled: the response stream failed and is being retried, so this call did not "
+        "run to completion."
+    ),
+}
+
+
+def cancel_message(reason: CancelReason, sibling: str = "another command") -> str:
+    return CANCEL_MESSAGES[reason].format(sibling=sibling)
+
+
+def cancelled_outcome(call: ToolCall, reason: CancelReason, sibling: str = "") -> ToolCallOutcome:
+    message = cancel_message(reason, sibling or "another command")
+    return ToolCallOutcome(call, error_block(call.id, message), cancelled=reason)
+
+
+class Classified(NamedTuple):
+    """A call looked up and schema-checked once, before it is scheduled."""
+
+    tool: AnyTool | None
+    parsed: Any
+    """The validated input model, or None when the input failed its schema."""
+    concurrency_safe: bool
+
+
+def classify(call: ToolCall, tools: ToolPool | None) -> Classified:
+    """Look the tool up and decide whether the call may run beside others.
+
+    Fails closed: an unknown tool, input that fails its schema, or an `is_concurrency_safe`
+    that raises all mean "not safe", so the call runs alone.
+    """
+    tool = tools.find(call.name) if tools is not None else None
+    if tool is None:
+        return Classified(None, None, False)
+    try:
+        parsed = tool.parse_input(call.input)
+    except (ValidationError, ValueError, TypeError):
+        return Classified(tool, None, False)
+    try:
+        safe = bool(tool.is_concurrency_safe(parsed))
+    except Exception:
+        safe = False
+    return Classified(tool, parsed, safe)
+
+
+def describe_call(tool: AnyTool | None, call: ToolCall, parsed: Any) -> str:
+    """`Bash(npm test)`: how a call is named in messages to the model and the user."""
+    if tool is not None and parsed is not None:
+        try:
+            return f"{tool.name}({tool.summarize_input(parsed)})"
+        except Exception:
+            pass
+    return call.name

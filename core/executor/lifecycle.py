@@ -1,0 +1,473 @@
+"""One tool call, from tool_use to tool_result: the nine stages of seed 002 section 4.4.
+
+    1 lookup       the tool by name or alias
+    2 schema       the input against the tool's pydantic model
+    3 validate     the tool's own `validate_input`
+    4 pre_hook     PreToolUse hooks (may decide, replace the input, or stop the agent)
+    5 permission   the decision chain, and the user when it asks
+    6 call         `tool.call`, with progress
+    7 map          the result to a `tool_result` block
+    8 persist      oversized results to disk, empty ones to a placeholder
+    9 post_hook    PostToolUse, or PostToolUseFailure after an error
+
+Each stage either passes or ends the call with exactly one error `tool_result` saying, in
+words the model can act on, what went wrong. Nothing raises out of `run_tool_use`, except the
+`CancelledError` the executor uses to cancel it. Terminal events (completed, cancelled) are the
+executor's to emit, because only it knows whether a result will stand.
+
+PostToolUse hooks see the tool's own output, so they run before persisting; for an MCP tool
+a hook may replace that output, and the replacement is what gets bounded and persisted.
+
+Every call of a turn passes through here, so the happy path avoids needless work: no hook
+machinery when no hooks are configured, no thread hop for ordinary-sized results.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine, Mapping
+from dataclasses import replace
+from typing import Any, Literal, Protocol
+
+from pydantic import ValidationError
+
+from ..events import PermissionAnswered, PermissionAsked, ResultPersisted, ToolNotice, ToolProgress
+from ..hooks import NO_POST_OUTCOME, NO_PRE_OUTCOME, HookCall, PostToolUseOutcome, PreToolUseOutcome
+from ..permissions.decision import Ask, DecidedBy, Deny
+from ..ports import Approve, PermissionRequest, Reject
+from ..registry import AnyTool
+from ..results import (
+    PersistedResult,
+    content_size,
+    content_text,
+    empty_result_text,
+    is_empty,
+    persist_result,
+    persistence_threshold,
+)
+from ..tool import ToolContext, ToolResult, ToolResultBlock
+from .calls import Classified, Stage, ToolCall, ToolCallOutcome, error_outcome
+from .services import ExecutorServices
+
+OnProgress = Callable[[str, str, Any], None]
+
+# Writing a few hundred kilobytes is quicker than a thread hop; above this, use a thread.
+_PERSIST_IN_THREAD_ABOVE_CHARS = 1_000_000
+
+_INPUT_ERRORS = (ValidationError, ValueError, TypeError)
+
+REJECTED_BY_USER = (
+    "The user doesn't want to proceed with this tool use. The call was rejected and did not run "
+    "(for an edit, nothing was written)."
+)
+
+
+class CallState(Protocol):
+    """Shared with the executor: whether the tool's own work (`call`) has begun.
+
+    An interrupt cancels a call still waiting (for hooks, or for the user's approval) whatever
+    the tool's interrupt behaviour; once `call` runs, a `block` tool is left to finish. The
+    executor passes its own record of the call.
+    """
+
+    entered_call: bool
+
+
+class _OwnState:
+    __slots__ = ("entered_call",)
+
+    def __init__(self) -> None:
+        self.entered_call = False
+
+
+class _Stop(Exception):
+    """Ends the call early with its (error) outcome; raised and caught only in this module."""
+
+    def __init__(self, outcome: ToolCallOutcome) -> None:
+        self.outcome = outcome
+
+
+def run_tool_use(
+    call: ToolCall,
+    services: ExecutorServices,
+    context: ToolContext,
+    *,
+    batch_id: str = "",
+    state: CallState | None = None,
+    on_progress: OnProgress | None = None,
+    classified: Classified | None = None,
+) -> Coroutine[Any, Any, ToolCallOutcome]:
+    """Run one call through every stage; await it for the outcome.
+
+    `classified` skips the lookup and schema stages when the executor has already done them.
+    (A plain function returning the coroutine, to spare every call one coroutine layer.)
+    """
+    run = _CallRun(call, services, context, batch_id, state or _OwnState(), on_progress)
+    return run.run(classified)
+
+
+class _CallRun:
+    """The state of one call as it moves through the stages."""
+
+    __slots__ = (
+        "batch_id",
+        "call",
+        "context",
+        "on_progress",
+        "services",
+        "stage",
+        "state",
+        "tool_name",
+    )
+
+    def __init__(
+        self,
+        call: ToolCall,
+        services: ExecutorServices,
+        context: ToolContext,
+        batch_id: str,
+        state: CallState,
+        on_progress: OnProgress | None,
+    ) -> None:
+        self.call = call
+        self.services = services
+        self.context = context
+        self.batch_id = batch_id
+        self.state = state
+        self.on_progress = on_progress
+        self.stage: Stage = "lookup"
+        self.tool_name = call.name
+
+    def fail(self, message: str) -> _Stop:
+        return _Stop(error_outcome(self.call, self.stage, message))
+
+    async def run(self, classified: Classified | None) -> ToolCallOutcome:
+        try:
+            return await self.stages(classified)
+        except _Stop as stop:
+            return stop.outcome
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # a bug in the engine, a chain or a port: still one result
+            message = f"Internal error while running {self.call.name}: {_described(error)}"
+            return error_outcome(self.call, self.stage, message)
+
+    async def stages(self, classified: Classified | None) -> ToolCallOutcome:
+        call, context = self.call, self.context
+        tool = self.look_up(classified)
+        self.tool_name = tool.name
+        parsed = self.parse(tool, classified)
+
+        self.stage = "validate"
+        try:
+            validation = await tool.validate_input(parsed, context)
+        except Exception as error:
+            raise self.fail(f"{tool.name} could not check its input: {_described(error)}") from None
+        if not validation.ok:
+            raise self.fail(validation.message or f"{tool.name} rejected its input.")
+
+        self.stage = "pre_hook"
+        hooks = self.services.hooks
+        hook_call = HookCall(tool.name, _as_mapping(call.input), call.id) if hooks else None
+        pre = await self.pre_hooks(hook_call) if hook_call else NO_PRE_OUTCOME
+        if pre.updated_input is not None:
+            parsed = self.reparse(
+                tool,
+                pre.updated_input,
+                "A PreToolUse hook replaced the input with one that is not valid. ",
+            )
+            hook_call = HookCall(tool.name, _as_mapping(pre.updated_input), call.id)
+
+        self.stage = "permission"
+        parsed = await self.permit(tool, parsed, pre)
+
+        self.stage = "call"
+        self.state.entered_call = True
+        try:
+            result = await tool.call(parsed, context, self.progress)
+        except Exception as error:
+            message = f"{tool.name} failed: {_described(error)}"
+            outcome = error_outcome(call, "call", message)
+            if hook_call is None:
+                return outcome
+            return _with_hooks(outcome, pre, await self.post_hooks(hook_call, None, message))
+
+        self.stage = "map"
+        block = self.map(tool, result.data)
+        if result.is_error:
+            block["is_error"] = True
+
+        self.stage = "post_hook"
+        post = NO_POST_OUTCOME
+        if hook_call is not None:
+            error_text = _text(block) if result.is_error else None
+            post = await self.post_hooks(hook_call, result, error_text)
+            if post.updated_output is not None and tool.is_mcp:
+                block["content"] = self.map(tool, post.updated_output)["content"]
+
+        self.stage = "persist"
+        persisted = None
+        if needs_bounding(tool, block):
+            persisted = await self.bound_size(tool, block)
+        outcome = ToolCallOutcome(
+            call,
+            block,
+            failed_stage="call" if result.is_error else None,
+            new_messages=tuple(result.new_messages),
+            context_modifier=result.context_modifier,
+            persisted=persisted,
+        )
+        return outcome if hook_call is None else _with_hooks(outcome, pre, post)
+
+    # -- stages ---------------------------------------------------------------------------
+
+    def look_up(self, classified: Classified | None) -> AnyTool:
+        if classified is not None and classified.tool is not None:
+            return classified.tool
+        tools = self.context.options.tools
+        tool = tools.find(self.call.name) if tools is not None else None
+        if tool is None:
+            message = f"No such tool available: {self.call.name}."
+            if tools is not None and len(tools) <= 40:
+                message += " Available tools: " + ", ".join(tools.names) + "."
+            raise self.fail(message)
+        return tool
+
+    def parse(self, tool: AnyTool, classified: Classified | None) -> Any:
+        self.stage = "schema"
+        if classified is not None and classified.parsed is not None:
+            return classified.parsed
+        try:
+            return tool.parse_input(self.call.input)
+        except _INPUT_ERRORS as error:
+            message = format_input_error(tool.name, error)
+            options = self.context.options
+            if (
+                tool.should_defer
+                and not tool.always_load
+                and (tool.name not in options.discovered_tools)
+            ):
+                message += (
+                    f"\n{tool.name}'s schema has not been loaded yet. Load it with ToolSearch "
+                    f'(query "select:{tool.name}") and call it again.'
+                )
+            raise self.fail(message) from None
+
+    def reparse(self, tool: AnyTool, raw: Any, why: str) -> Any:
+        try:
+            return tool.parse_input(raw)
+        except _INPUT_ERRORS as error:
+            raise self.fail(why + format_input_error(tool.name, error)) from None
+
+    async def pre_hooks(self, hook_call: HookCall) -> PreToolUseOutcome:
+        hooks = self.services.hooks
+        assert hooks is not None
+        try:
+            pre = await hooks.pre_tool_use(hook_call)
+        except Exception as error:
+            self.notice("error", f"A PreToolUse hook failed and was ignored: {error}")
+            return NO_PRE_OUTCOME
+        for message in pre.messages:
+            self.notice("info", message)
+        return pre
+
+    async def permit(self, tool: AnyTool, parsed: Any, pre: PreToolUseOutcome) -> Any:
+        """The input to run with, once allowed; raises `_Stop` when it is not."""
+        services = self.services
+        try:
+            decision = await services.permissions.decide(tool, parsed, self.context, pre)
+        except Exception as error:
+            decision = Deny(
+                DecidedBy("default", "the permission check failed"),
+                f"Permission for {tool.name} could not be decided ({error}), so it was not run.",
+            )
+        if isinstance(decision, Ask) and (
+            services.permission_port is None or self.context.permission_context.avoid_prompts
+        ):
+            decision = Deny(
+                decision.decided_by,
+                f"{tool.name} needs approval ({decision.message}) and nobody is here to give it, "
+                "so it was not run.",
+            )
+        if isinstance(decision, Deny):
+            raise self.fail(decision.message)
+        if decision.updated_input is not None:
+            parsed = self.reparse(tool, decision.updated_input, "")
+        if isinstance(decision, Ask):
+            return await self.ask_user(tool, parsed, decision)
+        return parsed
+
+    async def ask_user(self, tool: AnyTool, parsed: Any, decision: Ask) -> Any:
+        services = self.services
+        assert services.permission_port is not None
+        request = PermissionRequest(
+            tool_use_id=self.call.id,
+            tool_name=tool.name,
+            input=_as_mapping(parsed.model_dump(mode="json", exclude_unset=True)),
+            summary=_summary(tool, parsed),
+            message=decision.message,
+            decided_by=decision.decided_by,
+            suggestions=decision.suggestions,
+            agent_label=services.agent_label,
+        )
+        services.emit(PermissionAsked(request=request, **self.event_fields()))
+        try:
+            answer = await services.permission_port.request_permission(request)
+        except Exception as error:
+            self.notice("error", f"The approval prompt failed ({error}); the call was refused.")
+            answer = Reject()
+        services.emit(PermissionAnswered(answer=answer, **self.event_fields()))
+        try:
+            await services.permissions.record_answer(request, answer, self.context)
+        except Exception as error:
+            self.notice("error", f"Your answer could not be remembered beyond this call: {error}")
+        if isinstance(answer, Reject):
+            instead = (
+                f" The user said what to do instead: {answer.feedback}"
+                if answer.feedback
+                else " Stop and wait for the user to say how to proceed."
+            )
+            raise self.fail(REJECTED_BY_USER + instead)
+        if isinstance(answer, Approve) and answer.updated_input is not None:
+            return self.reparse(
+                tool, answer.updated_input, "The input the user approved is not valid. "
+            )
+        return parsed
+
+    def progress(self, data: Any) -> None:
+        self.services.emit(ToolProgress(data=data, **self.event_fields()))
+        if self.on_progress is not None:
+            self.on_progress(self.call.id, self.tool_name, data)
+
+    def map(self, tool: AnyTool, data: Any) -> ToolResultBlock:
+        try:
+            return dict(tool.map_result_to_tool_result_block(data, self.call.id))  # type: ignore[return-value]
+        except Exception as error:
+            raise self.fail(
+                f"{tool.name} ran, but its result could not be read: {_described(error)}"
+            ) from None
+
+    async def post_hooks(
+        self, hook_call: HookCall, result: ToolResult | None, error: str | None
+    ) -> PostToolUseOutcome:
+        hooks = self.services.hooks
+        assert hooks is not None
+        try:
+            if error is None:
+                outcome = await hooks.post_tool_use(hook_call, result.data if result else None)
+            else:
+                outcome = await hooks.post_tool_use_failure(hook_call, error)
+        except Exception as failure:
+            self.notice("error", f"A post-call hook failed and was ignored: {failure}")
+            return NO_POST_OUTCOME
+        for message in outcome.messages:
+            self.notice("info", message)
+        return outcome
+
+    async def bound_size(self, tool: AnyTool, block: ToolResultBlock) -> PersistedResult | None:
+        """Give an empty result its placeholder and persist an oversized one, in place."""
+        content = block["content"]
+        if is_empty(content):
+            block["content"] = empty_result_text(tool.name)
+            return None
+        size = content_size(content)
+        text = content_text(content)
+        if text is None:  # images and the like are not saved as text
+            return None
+        store = self.services.results
+        if size > _PERSIST_IN_THREAD_ABOVE_CHARS:
+            persisted = await asyncio.to_thread(persist_result, store, self.call.id, text)
+        else:
+            persisted = persist_result(store, self.call.id, text)
+        if persisted.path is not None:
+            self.services.emit(
+                ResultPersisted(
+                    path=persisted.path, size_chars=persisted.size_chars, **self.event_fields()
+                )
+            )
+        else:
+            self.notice(
+                "warning",
+                f"The full output of {tool.name} could not be saved ({persisted.error}); "
+                "the model sees only its beginning.",
+            )
+        block["content"] = persisted.content
+        return persisted
+
+    # -- events ---------------------------------------------------------------------------
+
+    def event_fields(self) -> dict[str, Any]:
+        return {
+            "tool_use_id": self.call.id,
+            "tool_name": self.tool_name,
+            "batch_id": self.batch_id,
+            "parent_tool_use_id": self.services.parent_tool_use_id,
+        }
+
+    def notice(self, level: Literal["info", "warning", "error"], text: str) -> None:
+        self.services.emit(ToolNotice(level=level, text=text, **self.event_fields()))
+
+
+def needs_bounding(tool: AnyTool, block: ToolResultBlock) -> bool:
+    """Whether the result is empty or over its tool's persistence threshold."""
+    content = block["content"]
+    threshold = persistence_threshold(tool.max_result_size_chars)
+    return is_empty(content) or content_size(content) > threshold
+
+
+def _with_hooks(
+    outcome: ToolCallOutcome, pre: PreToolUseOutcome, post: PostToolUseOutcome
+) -> ToolCallOutcome:
+    context = (*pre.additional_context, *post.additional_context)
+    stop = pre.prevent_continuation or post.prevent_continuation
+    if not context and not stop:
+        return outcome
+    return replace(
+        outcome,
+        additional_context=context,
+        prevent_continuation=stop,
+        stop_reason=post.stop_reason or pre.stop_reason,
+    )
+
+
+def format_input_error(tool_name: str, error: Exception) -> str:
+    """A pydantic error in words the model can act on: which parameter, what was wrong."""
+    if not isinstance(error, ValidationError):
+        return f"{tool_name} failed because its input is invalid: {error}"
+    problems = []
+    for item in error.errors(include_url=False):
+        where = ".".join(str(part) for part in item["loc"])
+        kind = item["type"]
+        if not where:
+            got = type(item.get("input")).__name__
+            problems.append(f"the input must be a JSON object of parameters, not {got}")
+        elif kind == "missing":
+            problems.append(f"the required parameter `{where}` is missing")
+        elif kind == "extra_forbidden":
+            problems.append(f"an unexpected parameter `{where}` was provided")
+        else:
+            got = repr(item.get("input"))
+            got = got if len(got) <= 60 else got[:57] + "..."
+            problems.append(f"`{where}`: {item['msg'].lower()} (got {got})")
+    listed = "\n".join(f"- {problem}" for problem in problems)
+    return f"{tool_name} failed because its input is invalid:\n{listed}"
+
+
+def _described(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}"
+
+
+def _as_mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {"input": value}
+
+
+def _summary(tool: AnyTool, parsed: Any) -> str:
+    try:
+        return tool.summarize_input(parsed)
+    except Exception:
+        return ""
+
+
+def _text(block: ToolResultBlock) -> str:
+    text = content_text(block["content"])
+    return text if text is not None else "(non-text error output)"

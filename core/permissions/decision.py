@@ -1,0 +1,73 @@
+"""Closed result types of the decision chain, and the chain's interface.
+
+A decision is one of three values, `Allow`, `Ask` or `Deny`, and always says what decided it
+(`DecidedBy`: a rule and its file, a hook, the mode, the tool's own check, the user, ...), so
+that "why was this allowed?" has an answer in the UI, in `proctor check` and in the audit log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from ..hooks import PreToolUseOutcome
+    from ..ports import PermissionAnswer, PermissionRequest
+    from ..tool import Tool, ToolContext
+
+DeciderKind = Literal["rule", "hook", "mode", "tool", "user", "analysis", "default"]
+
+
+@dataclass(frozen=True, slots=True)
+class DecidedBy:
+    kind: DeciderKind
+    detail: str
+    """In words: `the deny rule Bash(rm:*) in ~/.config/proctor/settings.json`, `plan mode`."""
+
+
+@dataclass(frozen=True, slots=True)
+class Allow:
+    decided_by: DecidedBy
+    updated_input: Mapping[str, Any] | None = None
+    behavior: Literal["allow"] = "allow"
+
+
+@dataclass(frozen=True, slots=True)
+class Ask:
+    decided_by: DecidedBy
+    message: str
+    """Why the user is asked, shown in the dialog."""
+    suggestions: tuple[str, ...] = ()
+    """Rules that would allow this call, offered as "don't ask again"."""
+    updated_input: Mapping[str, Any] | None = None
+    behavior: Literal["ask"] = "ask"
+
+
+@dataclass(frozen=True, slots=True)
+class Deny:
+    decided_by: DecidedBy
+    message: str
+    """Told to the model: what was refused and, when it helps, what to do instead."""
+    behavior: Literal["deny"] = "deny"
+
+
+PermissionDecision = Allow | Ask | Deny
+
+
+class PermissionChain(Protocol):
+    """Decides a call after its PreToolUse hooks, and learns from the user's answers."""
+
+    async def decide(
+        self,
+        tool: Tool[Any],
+        input: Any,
+        context: ToolContext,
+        hook: PreToolUseOutcome,
+    ) -> PermissionDecision: ...
+
+    async def record_answer(
+        self, request: PermissionRequest, answer: PermissionAnswer, context: ToolContext
+    ) -> None:
+        """Keep what the user chose beyond this call (a session or settings-file rule)."""
+        ...

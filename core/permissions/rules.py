@@ -1,0 +1,71 @@
+"""The permission rule language: `Tool` or `Tool(specifier)`.
+
+This module parses rule strings and answers the one question the registry needs, whether a
+rule covers a whole tool. Matching a specifier against a call's input (Bash prefixes, path
+patterns, domains) lives with each kind of specifier.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .context import PermissionRule, RuleBehavior
+
+MCP_PREFIX = "mcp__"
+
+
+class RuleSyntaxError(ValueError):
+    """A rule string that cannot be read; the message says what is wrong with it."""
+
+
+def parse_rule(
+    text: str, behavior: RuleBehavior, *, source: str = "session", path: Path | None = None
+) -> PermissionRule:
+    """Parse `Bash(npm run test:*)` into a rule. `Tool()` and `Tool(*)` cover the whole tool."""
+    text = text.strip()
+    if not text:
+        raise RuleSyntaxError("a rule cannot be empty")
+    open_at = text.find("(")
+    if open_at == -1:
+        if ")" in text:
+            raise RuleSyntaxError(f"{text!r} has a ')' without a '('")
+        tool_name, content = text, None
+    else:
+        if not text.endswith(")"):
+            raise RuleSyntaxError(f"{text!r} must end with ')' to close the specifier")
+        tool_name = text[:open_at].strip()
+        content = text[open_at + 1 : -1].strip()
+        if content in ("", "*"):
+            content = None
+    if not tool_name:
+        raise RuleSyntaxError(f"{text!r} does not name a tool")
+    if any(ch.isspace() for ch in tool_name):
+        raise RuleSyntaxError(f"{tool_name!r} is not a tool name (tool names have no spaces)")
+    return PermissionRule(tool_name, content, behavior, source=source, path=path)
+
+
+def rule_names_tool(rule_tool_name: str, tool_name: str) -> bool:
+    """Whether a rule's tool part names `tool_name`.
+
+    MCP rules may name a whole server: `mcp__github` and `mcp__github__*` cover every tool
+    of the `github` server, `mcp__github__create_issue` just the one.
+    """
+    if rule_tool_name == tool_name:
+        return True
+    if not (rule_tool_name.startswith(MCP_PREFIX) and tool_name.startswith(MCP_PREFIX)):
+        return False
+    server_part = rule_tool_name.removesuffix("__*")
+    if "__" in server_part[len(MCP_PREFIX) :]:
+        return False  # names one tool, and it was not this one
+    return tool_name.startswith(server_part + "__")
+
+
+def blanket_rule(
+    tool_name: str, rules: tuple[PermissionRule, ...], behavior: RuleBehavior
+) -> PermissionRule | None:
+    """The first rule of `behavior` that covers `tool_name` whatever its input, if any."""
+    for rule in rules:
+        whole_tool = rule.behavior == behavior and rule.content is None
+        if whole_tool and rule_names_tool(rule.tool_name, tool_name):
+            return rule
+    return None

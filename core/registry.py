@@ -1,0 +1,124 @@
+"""The tool registry: which tools exist, which the model may see, and in what order.
+
+Three layers, as in seed 000. `all_base_tools()` is every built-in tool this build has.
+`get_tools()` filters them for a session: a blanket deny rule hides a tool from the model
+entirely, a tool whose `is_enabled()` says no (or raises) is dropped, and `PROCTOR_SIMPLE=1`
+keeps only Bash, Read and Edit. `assemble_tool_pool()` adds MCP tools.
+
+The order of the pool is part of the prompt: built-ins sorted by name form one contiguous
+prefix, MCP tools sorted by name follow. Adding or removing an MCP server therefore never
+changes the bytes of the built-in prefix, and the prompt cache keeps hitting.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, overload
+
+from .permissions.context import ToolPermissionContext
+from .permissions.rules import blanket_rule
+from .tool import Tool
+
+SIMPLE_MODE_TOOLS = frozenset({"Bash", "Read", "Edit"})
+
+AnyTool = Tool[Any]
+
+
+def all_base_tools() -> list[AnyTool]:
+    """Every built-in tool of this build, enabled or not.
+
+    The built-in tools live in core/tools/, one module each, and are listed here.
+    """
+    return []
+
+
+def get_tools(
+    permission_context: ToolPermissionContext, base_tools: Iterable[AnyTool] | None = None
+) -> list[AnyTool]:
+    """The built-ins this session may offer the model (unsorted)."""
+    tools = all_base_tools() if base_tools is None else list(base_tools)
+    tools = [t for t in tools if not _hidden_by_deny_rule(t, permission_context)]
+    if os.environ.get("PROCTOR_SIMPLE", "").strip() not in ("", "0", "false"):
+        tools = [t for t in tools if t.name in SIMPLE_MODE_TOOLS]
+    return [t for t in tools if _enabled(t)]
+
+
+def assemble_tool_pool(
+    permission_context: ToolPermissionContext,
+    mcp_tools: Iterable[AnyTool] = (),
+    base_tools: Iterable[AnyTool] | None = None,
+) -> ToolPool:
+    """Built-ins sorted by name, then MCP tools sorted by name; a name appears once and a
+    built-in wins over an MCP tool of the same name."""
+    built_in = sorted(get_tools(permission_context, base_tools), key=_by_name)
+    mcp = sorted(
+        (t for t in mcp_tools if not _hidden_by_deny_rule(t, permission_context) and _enabled(t)),
+        key=_by_name,
+    )
+    seen: set[str] = set()
+    pool: list[AnyTool] = []
+    for tool in (*built_in, *mcp):
+        if tool.name not in seen:
+            seen.add(tool.name)
+            pool.append(tool)
+    return ToolPool(pool)
+
+
+class ToolPool(Sequence[AnyTool]):
+    """An ordered, immutable list of tools with lookup by name or alias."""
+
+    __slots__ = ("_by_name", "_tools")
+
+    def __init__(self, tools: Iterable[AnyTool] = ()) -> None:
+        self._tools = tuple(tools)
+        self._by_name: dict[str, AnyTool] = {}
+        # Names first so that an alias never shadows another tool's real name.
+        for tool in self._tools:
+            self._by_name.setdefault(tool.name, tool)
+        for tool in self._tools:
+            for alias in tool.aliases:
+                self._by_name.setdefault(alias, tool)
+
+    def find(self, name: str) -> AnyTool | None:
+        """The tool called `name`, or the one that has `name` as an alias."""
+        return self._by_name.get(name)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(t.name for t in self._tools)
+
+    def deferred(self) -> tuple[AnyTool, ...]:
+        """Tools the model sees by name only until it loads them through ToolSearch."""
+        return tuple(t for t in self._tools if t.should_defer and not t.always_load)
+
+    @overload
+    def __getitem__(self, index: int) -> AnyTool: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[AnyTool]: ...
+    def __getitem__(self, index: int | slice) -> AnyTool | Sequence[AnyTool]:
+        return self._tools[index]
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __iter__(self) -> Iterator[AnyTool]:
+        return iter(self._tools)
+
+    def __repr__(self) -> str:
+        return f"ToolPool({list(self.names)})"
+
+
+def _by_name(tool: AnyTool) -> str:
+    return tool.name
+
+
+def _hidden_by_deny_rule(tool: AnyTool, permission_context: ToolPermissionContext) -> bool:
+    return blanket_rule(tool.name, permission_context.rules, "deny") is not None
+
+
+def _enabled(tool: AnyTool) -> bool:
+    try:
+        return bool(tool.is_enabled())
+    except Exception:
+        return False  # a tool that cannot say whether it works is not offered

@@ -1,0 +1,276 @@
+"""The tool model: what a tool is, what it is given, and what it gives back.
+
+A tool is a class with a pydantic input model (its JSON schema is what the model sees) and a
+handful of questions the engine asks before running it: is it enabled, is this input
+read-only, may it run beside others, what happens on interrupt. Every answer defaults to the
+cautious one (not read-only, not concurrency-safe, ask), so a tool that says nothing about
+itself is treated as dangerous rather than trusted.
+
+The engine, not the tool, owns the call lifecycle (core/executor/lifecycle.py): a tool never
+sees input that failed its schema, never runs without a permission decision, and may raise
+freely from `call`, because the lifecycle turns any exception into an error result.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Generic, Literal, NotRequired, TypedDict, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+from .abort import AbortController, AbortSignal
+from .app_state import AppState, AppStateStore, Updater
+from .file_state import ReadFileState
+from .permissions.context import ToolPermissionContext
+
+if TYPE_CHECKING:
+    from .registry import ToolPool
+
+DEFAULT_MAX_RESULT_SIZE_CHARS = 50_000
+"""The global ceiling: no tool result above this size goes to the model inline."""
+
+InterruptBehavior = Literal["cancel", "block"]
+
+
+class ToolInput(BaseModel):
+    """Base for input models: unknown fields are an error the model is told about."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+InputT = TypeVar("InputT", bound=BaseModel)
+
+
+class ToolResultBlock(TypedDict):
+    """An API `tool_result` content block, as sent back to the model."""
+
+    type: Literal["tool_result"]
+    tool_use_id: str
+    content: str | list[dict[str, Any]]
+    is_error: NotRequired[bool]
+
+
+@dataclass(frozen=True, slots=True)
+class ValidationResult:
+    ok: bool
+    message: str = ""
+    error_code: int | None = None
+
+    @classmethod
+    def passed(cls) -> ValidationResult:
+        return _PASSED
+
+    @classmethod
+    def failed(cls, message: str, error_code: int | None = None) -> ValidationResult:
+        return cls(False, message, error_code)
+
+
+_PASSED = ValidationResult(True)
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionResult:
+    """A tool's own view of a call, the input to the decision chain (not the decision).
+
+    `passthrough` means "nothing to say": the rules and the mode decide.
+    """
+
+    behavior: Literal["allow", "ask", "deny", "passthrough"]
+    message: str = ""
+    updated_input: Mapping[str, Any] | None = None
+    suggestions: tuple[str, ...] = ()
+    """Rules (`Bash(npm test:*)`) that would allow this call if the user chose to keep them."""
+
+
+PASSTHROUGH = PermissionResult("passthrough")
+
+Progress = Callable[[Any], None]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOptions:
+    """Session-wide settings a tool may consult; replaced, never mutated."""
+
+    tools: ToolPool | None = None
+    model: str = ""
+    debug: bool = False
+    discovered_tools: frozenset[str] = frozenset()
+    """Deferred tools whose schema the model has loaded through ToolSearch."""
+    session_dir: Path | None = None
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """Everything a tool call may know about the session it runs in.
+
+    The executor gives each call its own copy with its own `abort` signal and `tool_use_id`;
+    shared mutable things (app state, read-file state) are shared objects on purpose.
+    """
+
+    cwd: Path
+    app_state: AppStateStore = field(default_factory=AppStateStore)
+    read_file_state: ReadFileState = field(default_factory=ReadFileState)
+    abort: AbortSignal = field(default_factory=lambda: AbortController().signal)
+    messages: Sequence[Mapping[str, Any]] = ()
+    options: ToolOptions = ToolOptions()
+    tool_use_id: str = ""
+    agent_id: str | None = None
+    """Set inside a sub-agent: the parent's tool_use_id for its Task call."""
+
+    @property
+    def permission_context(self) -> ToolPermissionContext:
+        # Read live from the store: a mode switch applies to the very next decision.
+        return self.app_state.get().permission_context
+
+    @property
+    def additional_working_directories(self) -> tuple[Path, ...]:
+        return self.permission_context.additional_working_directories
+
+    @property
+    def working_directories(self) -> tuple[Path, ...]:
+        return (self.cwd, *self.additional_working_directories)
+
+    def get_app_state(self) -> AppState:
+        return self.app_state.get()
+
+    def set_app_state(self, updater: Updater) -> AppState:
+        return self.app_state.set(updater)
+
+    def replace(self, **changes: Any) -> ToolContext:
+        return replace(self, **changes)
+
+    def for_call(self, tool_use_id: str, abort: AbortSignal) -> ToolContext:
+        """This context for one call: its own id and abort signal, everything else shared.
+
+        The executor does this for every call, so it copies the instance dict directly
+        (`dataclasses.replace` re-runs `__init__`, which costs more than the rest of a no-op
+        call's bookkeeping). That is also why ToolContext has no `__slots__`."""
+        clone = object.__new__(ToolContext)
+        fields = clone.__dict__
+        fields.update(self.__dict__)
+        fields["tool_use_id"] = tool_use_id
+        fields["abort"] = abort
+        return clone
+
+
+ContextModifier = Callable[[ToolContext], ToolContext]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """What `Tool.call` returns. `data` is mapped to the API block by the tool itself."""
+
+    data: Any
+    is_error: bool = False
+    new_messages: tuple[Mapping[str, Any], ...] = ()
+    context_modifier: ContextModifier | None = None
+    """Applied to the context of later calls (for an unsafe tool, before the next one starts)."""
+
+
+class Tool(Generic[InputT]):
+    """Base class of every tool. Subclasses set the attributes and implement `call`."""
+
+    name: str
+    aliases: tuple[str, ...] = ()
+    search_hint: str = ""
+    """Three to ten words ToolSearch matches against when the tool is deferred."""
+    input_model: type[InputT]
+    description: str = ""
+    """One line for people: the UI, ToolSearch results, `proctor check`."""
+    interrupt_behavior: InterruptBehavior = "block"
+    max_result_size_chars: float = DEFAULT_MAX_RESULT_SIZE_CHARS
+    """Results above min(this, 50,000) are saved to disk; math.inf means never."""
+    should_defer: bool = False
+    always_load: bool = False
+    strict: bool = False
+    is_mcp: bool = False
+    cancels_siblings_on_error: bool = False
+    """A failing call cancels the other such calls of its turn (shell commands chain)."""
+
+    def prompt(self, options: ToolOptions) -> str:
+        """The description the model reads. Defaults to the one-line description."""
+        return self.description
+
+    def is_enabled(self) -> bool:
+        return True
+
+    def is_read_only(self, input: InputT) -> bool:
+        return False
+
+    def is_concurrency_safe(self, input: InputT) -> bool:
+        return False
+
+    def is_destructive(self, input: InputT) -> bool:
+        return False
+
+    def parse_input(self, raw: Any) -> InputT:
+        """Schema validation; raises pydantic.ValidationError."""
+        return self.input_model.model_validate(raw)
+
+    def input_json_schema(self) -> dict[str, Any]:
+        return _json_schema(self.input_model)
+
+    def summarize_input(self, input: InputT) -> str:
+        """A short, single-line summary of the call for lists and headers."""
+        given = input.model_fields_set
+        return summarize_fields({k: v for k, v in input.__dict__.items() if k in given})
+
+    async def validate_input(self, input: InputT, context: ToolContext) -> ValidationResult:
+        return ValidationResult.passed()
+
+    async def check_permissions(self, input: InputT, context: ToolContext) -> PermissionResult:
+        return PASSTHROUGH
+
+    async def call(self, input: InputT, context: ToolContext, progress: Progress) -> ToolResult:
+        raise NotImplementedError(f"{type(self).__name__} does not implement call()")
+
+    def map_result_to_tool_result_block(self, data: Any, tool_use_id: str) -> ToolResultBlock:
+        return {"type": "tool_result", "tool_use_id": tool_use_id, "content": content_of(data)}
+
+    def matches_name(self, name: str) -> bool:
+        return name == self.name or name in self.aliases
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"
+
+
+@cache
+def _json_schema(model: type[BaseModel]) -> dict[str, Any]:
+    return model.model_json_schema()
+
+
+def content_of(data: Any) -> str | list[dict[str, Any]]:
+    """Default mapping of a result's data to tool_result content."""
+    if data is None:
+        return ""
+    if isinstance(data, str):
+        return data
+    if isinstance(data, BaseModel):
+        return data.model_dump_json()
+    if isinstance(data, list) and all(isinstance(b, dict) and "type" in b for b in data):
+        return data
+    return json.dumps(data, ensure_ascii=False, default=str)
+
+
+def summarize_fields(fields: Mapping[str, Any], width: int = 80) -> str:
+    """The first string field, else the fields as compact JSON, cut to `width`."""
+    for value in fields.values():
+        if isinstance(value, str) and value.strip():
+            return shorten(value, width)
+    if not fields:
+        return ""
+    return shorten(json.dumps(fields, ensure_ascii=False, default=str), width)
+
+
+def shorten(text: str, width: int) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: max(width - 1, 0)] + "…"
+
+
+def is_unbounded(limit: float) -> bool:
+    return math.isinf(limit)
