@@ -161,9 +161,12 @@ class ToolContext:
 ContextModifier = Callable[[ToolContext], ToolContext]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ToolResult:
-    """What `Tool.call` returns. `data` is mapped to the API block by the tool itself."""
+    """What `Tool.call` returns. `data` is mapped to the API block by the tool itself.
+
+    A value: build a new one rather than changing it (not `frozen` only because every call
+    makes one, and frozen dataclasses cost three times as much to build)."""
 
     data: Any
     is_error: bool = False

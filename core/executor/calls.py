@@ -4,6 +4,9 @@ Every tool_use the model sends becomes a `ToolCall` and ends as exactly one
 `ToolCallOutcome`, whose `block` is the `tool_result` the model receives. An outcome that is
 an error says at which lifecycle stage it failed (`Stage`), or why it was cancelled
 (`CancelReason`), so the UI can tell "denied" from "crashed" from "cancelled".
+
+Outcomes and updates are built for every call: they are values by convention, not `frozen`
+(which would triple what they cost to build; see bench/ executor_overhead_us).
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ class ToolCall:
     input: Any
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ToolCallOutcome:
     call: ToolCall
     block: ToolResultBlock
@@ -65,7 +68,7 @@ class ProgressUpdate:
     data: Any
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ResultUpdate:
     outcome: ToolCallOutcome
     context: ToolContext

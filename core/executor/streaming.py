@@ -126,7 +126,7 @@ class StreamingToolExecutor:
         self._executing_unsafe = 0
         self._progress: deque[ProgressUpdate] = deque()
         self._pending_modifiers: list[tuple[int, ContextModifier]] = []
-        self._changed = asyncio.Event()
+        self._waiter: asyncio.Future[None] | None = None
         self._failed_sibling: str | None = None
         self._discarded = False
         self._turn_abort = abort if abort is not None else context.abort
@@ -185,14 +185,19 @@ class StreamingToolExecutor:
         return updates
 
     async def get_remaining_results(self) -> AsyncIterator[ExecutorUpdate]:
-        """Every remaining update, waiting (without polling) on completion or progress."""
+        """Every remaining update, waiting (without polling) on completion or progress.
+
+        One consumer at a time: the loop that owns this executor."""
         while True:
-            self._changed.clear()
             for update in self.get_completed_results():
                 yield update
             if self._discarded or self._first_unyielded == len(self._calls):
                 return
-            await self._changed.wait()
+            if self._progress or self._calls[self._first_unyielded].status == "completed":
+                continue  # news arrived while the consumer was handling the last update
+            self._waiter = asyncio.get_running_loop().create_future()
+            await self._waiter
+            self._waiter = None
 
     def discard(self) -> list[ToolCallOutcome]:
         """Give up on this turn's calls: the stream they came from failed.
@@ -216,7 +221,7 @@ class StreamingToolExecutor:
                 outcomes.append(cancelled_outcome(tracked.call, "streaming_fallback"))
             tracked.status = "yielded" if tracked.status != "executing" else tracked.status
         self._first_unyielded = len(self._calls)
-        self._changed.set()
+        self._wake()
         return outcomes
 
     async def wait_idle(self) -> None:
@@ -224,6 +229,11 @@ class StreamingToolExecutor:
         tasks = [t.task for t in self._calls if t.task is not None and not t.task.done()]
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     # -- scheduling -----------------------------------------------------------------------
 
@@ -299,7 +309,7 @@ class StreamingToolExecutor:
     def _on_progress(self, tool_use_id: str, tool_name: str, data: Any) -> None:
         if not self._discarded:
             self._progress.append(ProgressUpdate(tool_use_id, tool_name, data))
-            self._changed.set()
+            self._wake()
 
     def _on_finished(self, tracked: _Tracked, outcome: ToolCallOutcome | None) -> None:
         self._executing -= 1
@@ -333,7 +343,7 @@ class StreamingToolExecutor:
         tracked.status = "completed"
         if self._executing == 0:
             self._apply_modifiers()
-        self._changed.set()
+        self._wake()
         self._process_queue()
 
     def _apply_modifiers(self) -> None:
@@ -378,7 +388,7 @@ class StreamingToolExecutor:
                 **self._event_fields(tracked),
             )
         )
-        self._changed.set()
+        self._wake()
 
     def _cancel_siblings(self, failed: _Tracked) -> None:
         self._failed_sibling = describe_call(

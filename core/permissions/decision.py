@@ -26,14 +26,14 @@ class DecidedBy:
     """In words: `the deny rule Bash(rm:*) in ~/.config/proctor/settings.json`, `plan mode`."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Allow:
     decided_by: DecidedBy
     updated_input: Mapping[str, Any] | None = None
     behavior: Literal["allow"] = "allow"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Ask:
     decided_by: DecidedBy
     message: str
@@ -44,7 +44,7 @@ class Ask:
     behavior: Literal["ask"] = "ask"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Deny:
     decided_by: DecidedBy
     message: str
