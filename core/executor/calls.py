@@ -107,12 +107,11 @@ CANCEL_MESSAGES: dict[CancelReason, str] = {
 }
 
 
-def cancel_message(reason: CancelReason, sibling: str = "another command") -> str:
-    return CANCEL_MESSAGES[reason].format(sibling=sibling)
+def cancel_message(reason: CancelReason, sibling: str | None = None) -> str:
+    return CANCEL_MESSAGES[reason].format(sibling=sibling or "another command")
 
 
-def cancelled_outcome(call: ToolCall, reason: CancelReason, sibling: str = "") -> ToolCallOutcome:
-    message = cancel_message(reason, sibling or "another command")
+def cancelled_outcome(call: ToolCall, reason: CancelReason, message: str) -> ToolCallOutcome:
     return ToolCallOutcome(call, error_block(call.id, message), cancelled=reason)
 
 

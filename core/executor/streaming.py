@@ -116,7 +116,8 @@ class StreamingToolExecutor:
         *,
         abort: AbortSignal | None = None,
     ) -> None:
-        """`abort` is the turn's signal (the user's interrupt); it defaults to the context's."""
+        """`abort` is the turn's signal (the user's interrupt); it defaults to the context's.
+        Give each turn its own: the executor listens to it for as long as the signal lives."""
         self._services = services
         self._context = context
         self._calls: list[_Tracked] = []
@@ -218,8 +219,10 @@ class StreamingToolExecutor:
             if tracked.outcome is not None:
                 outcomes.append(tracked.outcome)
             else:
-                outcomes.append(cancelled_outcome(tracked.call, "streaming_fallback"))
-            tracked.status = "yielded" if tracked.status != "executing" else tracked.status
+                message = cancel_message("streaming_fallback")
+                outcomes.append(cancelled_outcome(tracked.call, "streaming_fallback", message))
+            if tracked.status != "executing":
+                tracked.status = "yielded"
         self._first_unyielded = len(self._calls)
         self._wake()
         return outcomes
@@ -315,24 +318,16 @@ class StreamingToolExecutor:
         self._executing -= 1
         if not tracked.safe:
             self._executing_unsafe -= 1
-        fields = self._event_fields(tracked)
         if tracked.cancel_reason is not None or outcome is None:
-            reason: CancelReason = tracked.cancel_reason or "user_interrupted"
-            outcome = cancelled_outcome(tracked.call, reason, self._failed_sibling or "")
-            self._services.emit(
-                ToolCancelled(
-                    reason=reason,
-                    message=cancel_message(reason, self._failed_sibling or ""),
-                    **fields,
-                )
-            )
+            # Cancelled by us (the reason is set), or from outside (no outcome at all).
+            outcome = self._cancelled(tracked, tracked.cancel_reason or "user_interrupted")
         else:
             self._services.emit(
                 ToolCompleted(
                     duration_s=time.monotonic() - tracked.started_at,
                     is_error=outcome.is_error,
                     failed_stage=outcome.failed_stage,
-                    **fields,
+                    **self._event_fields(tracked),
                 )
             )
             if outcome.is_error and tracked.chains_errors and self._failed_sibling is None:
@@ -379,16 +374,17 @@ class StreamingToolExecutor:
                 tracked.task.cancel()
 
     def _finish_unstarted(self, tracked: _Tracked, reason: CancelReason) -> None:
-        tracked.outcome = cancelled_outcome(tracked.call, reason, self._failed_sibling or "")
+        tracked.outcome = self._cancelled(tracked, reason)
         tracked.status = "completed"
-        self._services.emit(
-            ToolCancelled(
-                reason=reason,
-                message=cancel_message(reason, self._failed_sibling or ""),
-                **self._event_fields(tracked),
-            )
-        )
         self._wake()
+
+    def _cancelled(self, tracked: _Tracked, reason: CancelReason) -> ToolCallOutcome:
+        """The synthetic result of a cancelled call, announced to the sink."""
+        message = cancel_message(reason, self._failed_sibling)
+        self._services.emit(
+            ToolCancelled(reason=reason, message=message, **self._event_fields(tracked))
+        )
+        return cancelled_outcome(tracked.call, reason, message)
 
     def _cancel_siblings(self, failed: _Tracked) -> None:
         self._failed_sibling = describe_call(

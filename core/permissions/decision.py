@@ -3,6 +3,9 @@
 A decision is one of three values, `Allow`, `Ask` or `Deny`, and always says what decided it
 (`DecidedBy`: a rule and its file, a hook, the mode, the tool's own check, the user, ...), so
 that "why was this allowed?" has an answer in the UI, in `proctor check` and in the audit log.
+
+A decision is made for every call, so `Allow`, `Ask` and `Deny` are plain slotted dataclasses:
+treat them as values (`frozen` would triple what they cost to build).
 """
 
 from __future__ import annotations
