@@ -1,0 +1,34 @@
+"""The benchmark runner answers for every figure the issues name."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+RUN = Path(__file__).resolve().parents[1] / "bench" / "run.py"
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(RUN), *args], capture_output=True, text=True, check=False
+    )
+
+
+def test_the_runner_lists_every_executor_figure():
+    listed = run("--list").stdout.split()
+    for figure in (
+        "executor_overhead_us",
+        "parallel_efficiency_10",
+        "parallel_efficiency_30_cap10",
+        "streaming_head_start_ratio",
+        "first_start_latency_ms",
+    ):
+        assert figure in listed
+
+
+def test_an_unknown_figure_is_refused_with_the_known_ones():
+    result = run("--json", "warp_speed")
+    assert result.returncode == 2
+    assert "unknown figure(s): warp_speed" in result.stderr
+    assert "executor_overhead_us" in result.stderr
