@@ -27,6 +27,7 @@ from .abort import AbortController, AbortSignal
 from .app_state import AppState, AppStateStore, Updater
 from .file_state import ReadFileState
 from .permissions.context import ToolPermissionContext
+from .permissions.targets import RuleTarget
 
 if TYPE_CHECKING:
     from .registry import ToolPool
@@ -210,6 +211,13 @@ class Tool(Generic[InputT]):
 
     def is_destructive(self, input: InputT) -> bool:
         return False
+
+    def rule_target(self, input: InputT, cwd: Path) -> RuleTarget | None:
+        """What rule specifiers match for this call: its command, path or domain.
+
+        None (the default) means specifier rules (`Tool(x)`) cannot tell this call apart;
+        deny and ask rules with a specifier for this tool then ask rather than guess."""
+        return None
 
     def parse_input(self, raw: Any) -> InputT:
         """Schema validation; raises pydantic.ValidationError."""

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from ..events import EngineEvent, EventSink, null_sink
 from ..hooks import HookRunner
-from ..permissions.decide import BasicPermissionChain
+from ..permissions.decide import DecisionChain
 from ..permissions.decision import PermissionChain
 from ..ports import PermissionPort
 from ..results import ResultStore
@@ -49,7 +49,7 @@ def max_tool_use_concurrency() -> int:
 @dataclass(frozen=True, slots=True)
 class ExecutorServices:
     sink: EventSink = null_sink
-    permissions: PermissionChain = field(default_factory=BasicPermissionChain)
+    permissions: PermissionChain = field(default_factory=DecisionChain)
     hooks: HookRunner | None = None
     permission_port: PermissionPort | None = None
     results: ResultStore = field(default_factory=lambda: ResultStore(None))

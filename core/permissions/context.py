@@ -49,6 +49,8 @@ class ToolPermissionContext:
     """Nobody can answer (a headless run or a background agent): an ask becomes a deny."""
     pre_plan_mode: PermissionMode | None = None
     """The mode to offer again when plan mode ends."""
+    plan_file: Path | None = None
+    """The one file plan mode lets the agent write: where the plan goes."""
 
     def rules_with(self, behavior: RuleBehavior) -> tuple[PermissionRule, ...]:
         return tuple(rule for rule in self.rules if rule.behavior == behavior)

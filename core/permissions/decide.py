@@ -3,137 +3,448 @@
 Order follows seed 002 section 4.4.4, and every step fails closed:
 
 1. a PreToolUse hook's deny ends it;
-2. deny rules, then ask rules (a hook's allow cannot get past them);
+2. deny rules, then ask rules: a hook's allow can never get past them;
 3. the tool's own `check_permissions` (deny and ask stand; allow ends it);
 4. a hook's allow or ask;
-5. allow rules;
-6. the mode: bypassPermissions allows, plan refuses anything not read-only, read-only calls
-   are allowed, dontAsk refuses what would ask, everything else asks the user.
+5. bypassPermissions allows, except removing a critical path, which asks;
+6. allow rules (for a shell command: every part must be allowed);
+7. the mode: read-only calls inside the working directories run; acceptEdits also runs edits
+   and filesystem commands inside them; plan refuses changes; dontAsk refuses what would ask;
+   everything else asks the user.
 
-Rules here are matched by tool name (`Bash`, `mcp__server`). A rule with a specifier
-(`Bash(rm:*)`) that names this tool and would deny or ask cannot be judged by name alone, so
-the call asks rather than risk running something the user meant to stop.
+A specifier rule that names the tool but cannot be checked against the call (the tool does
+not say what its input touches) asks rather than guesses. Every decision says what made it
+(`DecidedBy`) in words a person can check, and goes to the audit log when there is one.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from ..bash import BashAnalysis, SimpleCommand, analyze, touched_paths, unwrap
+from ..bash.readonly import command_problem
 from ..hooks import PreToolUseOutcome
 from ..ports import Approve, PermissionAnswer, PermissionRequest
-from ..tool import Tool, ToolContext
-from .context import PermissionRule, ToolPermissionContext
+from ..tool import PASSTHROUGH, PermissionResult, Tool, ToolContext
+from .audit import AuditLog
+from .context import PermissionRule, RuleBehavior, ToolPermissionContext
 from .decision import Allow, Ask, DecidedBy, Deny, PermissionDecision
-from .rules import blanket_rule, parse_rule, rule_names_tool
+from .match import bash_allowed_by, bash_rule_hits, specifier_applies, target_matches
+from .paths import absolute, inside_working_dirs, is_critical, protected_part
+from .rules import parse_rule, rule_names_tool
+from .targets import (
+    CommandTarget,
+    DomainTarget,
+    PathAccess,
+    PathTarget,
+    RuleTarget,
+    rule_family,
+)
 
 PLAN_MODE_MESSAGE = (
     "Plan mode is on, so only reading and exploring is allowed: {tool} would change things "
     "and was not run. Finish exploring, write your plan, and present it with ExitPlanMode."
 )
+FILESYSTEM_COMMANDS = frozenset({"mkdir", "touch", "mv", "cp", "rm", "rmdir"})
+REMOVAL_COMMANDS = frozenset({"rm", "rmdir"})
+
+_BYPASS = DecidedBy("mode", "bypass permissions mode")
+_PLAN = DecidedBy("mode", "plan mode")
+_PLAN_FILE = DecidedBy("mode", "plan mode (the plan file)")
+_READ_ONLY = DecidedBy("mode", "a read-only call inside the working directories")
+_ACCEPT_EDITS = DecidedBy("mode", "accept edits mode (inside the working directories)")
+_DONT_ASK = DecidedBy("mode", "don't ask mode")
+
+RememberRule = Callable[[str], Path]
 
 
-class BasicPermissionChain:
+@dataclass(slots=True)
+class Call:
+    """What the chain knows about one call, worked out once."""
+
+    tool: Tool[Any]
+    input: Any
+    cwd: Path
+    permissions: ToolPermissionContext
+    target: RuleTarget | None
+    analysis: BashAnalysis | None
+
+    @property
+    def name(self) -> str:
+        return self.tool.name
+
+    def inside(self, path: str | Path) -> bool:
+        directories = (self.cwd, *self.permissions.additional_working_directories)
+        return inside_working_dirs(_expand(path), self.cwd, directories)
+
+    def writes(self) -> Iterator[str | None]:
+        """Files a shell command writes through redirections (None: a target not known)."""
+        if self.analysis is not None:
+            for command in self.analysis.commands:
+                for redirect in command.redirects:
+                    if redirect.writes:
+                        yield redirect.target
+
+
+class DecisionChain:
+    def __init__(
+        self, *, audit: AuditLog | None = None, remember: RememberRule | None = None
+    ) -> None:
+        """`remember` keeps an "always allow" rule (writes it to the local settings file)."""
+        self.audit = audit
+        self.remember = remember
+
     async def decide(
         self, tool: Tool[Any], input: Any, context: ToolContext, hook: PreToolUseOutcome
     ) -> PermissionDecision:
-        permissions = context.permission_context
-        name = tool.name
-
-        if hook.permission == "deny":
-            return Deny(_by_hook(hook), hook.reason or f"A PreToolUse hook blocked {name}.")
-
-        if permissions.rules and (stop := _deny_or_ask_rule(name, permissions)):
-            return stop
-
+        call = prepare(tool, input, context.cwd, context.permission_context)
         own = await tool.check_permissions(input, context)
-        if own.behavior == "deny":
-            return Deny(DecidedBy("tool", f"{name}'s own check"), own.message or f"{name} refused.")
-        if own.behavior == "ask" and permissions.mode != "bypassPermissions":
-            return Ask(
-                DecidedBy("tool", f"{name}'s own check"),
-                own.message or f"{name} needs approval.",
-                suggestions=own.suggestions,
-                updated_input=own.updated_input,
-            )
-        if own.behavior == "allow":
-            return Allow(DecidedBy("tool", f"{name}'s own check"), own.updated_input)
-
-        if hook.permission == "allow":
-            return Allow(_by_hook(hook), hook.updated_input)
-        if hook.permission == "ask":
-            return Ask(_by_hook(hook), hook.reason or f"A PreToolUse hook asks about {name}.")
-
-        if permissions.rules and (rule := blanket_rule(name, permissions.rules, "allow")):
-            return Allow(_by_rule(rule))
-
-        return _decide_by_mode(tool, input, permissions, own.suggestions)
+        decision = evaluate(call, hook, own)
+        if self.audit is not None:
+            self.audit.decision(context.tool_use_id, tool.name, input, decision, call.permissions)
+        return decision
 
     async def record_answer(
         self, request: PermissionRequest, answer: PermissionAnswer, context: ToolContext
     ) -> None:
+        if self.audit is not None:
+            self.audit.answer(request, answer)
         if not isinstance(answer, Approve) or answer.scope == "once":
             return
-        rule = parse_rule(answer.rule or request.tool_name, "allow", source="session")
+        text = answer.rule or (request.suggestions[0] if request.suggestions else request.tool_name)
+        rule = parse_rule(text, "allow", source="session")
         context.set_app_state(
             lambda state: state.with_permission_context(state.permission_context.with_rules(rule))
         )
+        if answer.scope == "always" and self.remember is not None:
+            self.remember(str(rule))
 
 
-def _deny_or_ask_rule(name: str, permissions: ToolPermissionContext) -> Deny | Ask | None:
-    if rule := blanket_rule(name, permissions.rules, "deny"):
-        return Deny(_by_rule(rule), f"Permission to use {name} was denied by {rule.describe()}.")
-    if rule := blanket_rule(name, permissions.rules, "ask"):
-        return Ask(_by_rule(rule), f"{rule.describe()} asks before every {name} call.")
-    if rule := _specific_rule_naming(name, permissions):
+def prepare(tool: Tool[Any], input: Any, cwd: Path, permissions: ToolPermissionContext) -> Call:
+    try:
+        target = tool.rule_target(input, cwd)
+    except Exception:
+        target = None
+    analysis = analyze(target.command) if isinstance(target, CommandTarget) else None
+    return Call(tool, input, cwd, permissions, target, analysis)
+
+
+def evaluate(
+    call: Call, hook: PreToolUseOutcome, own: PermissionResult = PASSTHROUGH
+) -> PermissionDecision:
+    """The whole chain for one prepared call (the tool's own check already awaited)."""
+    name, mode = call.name, call.permissions.mode
+    if hook.permission == "deny":
+        return Deny(_by_hook(hook), hook.reason or f"A PreToolUse hook blocked {name}.")
+
+    if found := find_rule(call, "deny"):
+        rule, certain = found
+        if certain:
+            return Deny(_by_rule(rule), f"{name} was denied by {rule.describe()}.")
         return Ask(
-            _by_rule(rule), f"{rule.describe()} may cover this call; it needs your approval."
+            _by_rule(rule),
+            f"{_capital(rule.describe())} may cover this call, and {name} cannot tell, so it asks.",
+            suggestions=suggest_rules(call),
         )
+    if found := find_rule(call, "ask"):
+        rule, _ = found
+        return Ask(
+            _by_rule(rule),
+            f"{_capital(rule.describe())} asks before this call.",
+            suggestions=suggest_rules(call),
+        )
+
+    if own.behavior == "deny":
+        return Deny(_by_tool(name), own.message or f"{name} refused this call.")
+    if own.behavior == "ask" and mode != "bypassPermissions":
+        return Ask(
+            _by_tool(name),
+            own.message or f"{name} needs approval.",
+            suggestions=own.suggestions or suggest_rules(call),
+            updated_input=own.updated_input,
+        )
+    if own.behavior == "allow":
+        return Allow(_by_tool(name), own.updated_input)
+
+    if hook.permission == "allow":
+        return Allow(_by_hook(hook), hook.updated_input)
+    if hook.permission == "ask":
+        return Ask(
+            _by_hook(hook),
+            hook.reason or f"A PreToolUse hook asks about {name}.",
+            suggestions=suggest_rules(call),
+        )
+
+    if mode == "bypassPermissions":
+        if critical := critical_removal(call):
+            return Ask(
+                DecidedBy("analysis", f"removing {critical}"),
+                f"This would remove {critical}; that always asks, even when permissions "
+                "are bypassed.",
+            )
+        return Allow(_BYPASS)
+
+    if rules := allowed_by_rules(call):
+        return Allow(DecidedBy("rule", " and ".join(rule.describe() for rule in rules)))
+    return decide_by_mode(call)
+
+
+def find_rule(call: Call, behavior: RuleBehavior) -> tuple[PermissionRule, bool] | None:
+    """The deny (or ask) rule covering this call, and whether it surely does. A specifier
+    rule for this tool that the call cannot be checked against is a rule that may cover it."""
+    rules = call.permissions.rules_with(behavior)
+    if not rules:
+        return None
+    uncertain: PermissionRule | None = None
+    for rule in rules:
+        if rule.content is None:
+            if rule_names_tool(rule.tool_name, call.name):
+                return rule, True
+        elif call.analysis is not None and rule.tool_name == call.name:
+            continue  # shell commands are matched part by part below
+        elif call.target is not None and specifier_applies(rule, call.name, call.target):
+            if target_matches(rule, call.target, call.cwd, behavior):
+                return rule, True
+        elif call.target is None and rule_names_tool(rule.tool_name, call.name):
+            uncertain = uncertain or rule
+    if call.analysis is not None:
+        if hit := bash_rule_hits(
+            [r for r in rules if r.tool_name == call.name], call.analysis, behavior
+        ):
+            return hit, True
+        if found := _shell_paths_hit(call, rules, behavior):
+            return found
+    return (uncertain, False) if uncertain else None
+
+
+def _shell_paths_hit(
+    call: Call, rules: tuple[PermissionRule, ...], behavior: RuleBehavior
+) -> tuple[PermissionRule, bool] | None:
+    """Path rules apply to what a command touches: `cat .env` is a read of .env, `> out` an
+    edit of out. A redirection whose target is not known may be anything."""
+    path_rules = [r for r in rules if r.content is not None and rule_family(r.tool_name)]
+    if not path_rules:
+        return None
+    assert call.analysis is not None
+    seen: list[tuple[PathAccess, str]] = []
+    for command in call.analysis.commands:
+        for path in touched_paths(command) or ():
+            seen += [("read", path), ("edit", path)]
+    for written in call.writes():
+        if written is None:
+            return path_rules[0], False
+        seen.append(("edit", written))
+    for access, path in seen:
+        target = PathTarget(
+            absolute(_expand(path), call.cwd), "edit" if access == "edit" else "read"
+        )
+        for rule in path_rules:
+            if rule_family(rule.tool_name) == target.access and target_matches(
+                rule, target, call.cwd, behavior
+            ):
+                return rule, True
     return None
 
 
-_BYPASS = DecidedBy("mode", "bypass permissions mode")
-_PLAN = DecidedBy("mode", "plan mode")
-_READ_ONLY = DecidedBy("mode", "a read-only call")
-_DONT_ASK = DecidedBy("mode", "don't ask mode")
-_NO_RULE = DecidedBy("default", "no rule allows it")
+def allowed_by_rules(call: Call) -> tuple[PermissionRule, ...]:
+    rules = call.permissions.rules_with("allow")
+    if not rules:
+        return ()
+    for rule in rules:
+        if rule.content is None and rule_names_tool(rule.tool_name, call.name):
+            return (rule,)
+    if call.analysis is not None:
+        used = bash_allowed_by([r for r in rules if r.tool_name == call.name], call.analysis)
+        if used is None:
+            return ()
+        for written in call.writes():
+            target = PathTarget(absolute(_expand(written), call.cwd), "edit") if written else None
+            edit_rule = target and next(
+                (
+                    r
+                    for r in rules
+                    if r.content is not None
+                    and rule_family(r.tool_name) == "edit"
+                    and target_matches(r, target, call.cwd, "allow")
+                ),
+                None,
+            )
+            if not edit_rule:
+                return ()
+            used += (edit_rule,)
+        return used
+    if call.target is None:
+        return ()
+    for rule in rules:
+        applies = rule.content is not None and specifier_applies(rule, call.name, call.target)
+        if applies and target_matches(rule, call.target, call.cwd, "allow"):
+            return (rule,)
+    return ()
 
 
-def _decide_by_mode(
-    tool: Tool[Any], input: Any, permissions: ToolPermissionContext, suggestions: tuple[str, ...]
-) -> PermissionDecision:
-    mode = permissions.mode
-    if mode == "bypassPermissions":
-        return Allow(_BYPASS)
-    read_only = _is_read_only(tool, input)
-    if mode == "plan" and not read_only:
-        return Deny(_PLAN, PLAN_MODE_MESSAGE.format(tool=tool.name))
-    if read_only:
+def decide_by_mode(call: Call) -> PermissionDecision:
+    mode, name = call.permissions.mode, call.name
+    read_only = _is_read_only(call)
+    outside = _first_outside(call) if read_only else None
+    if mode == "plan":
+        if _edits_plan_file(call):
+            return Allow(_PLAN_FILE)
+        if not read_only:
+            return Deny(_PLAN, PLAN_MODE_MESSAGE.format(tool=name))
+    if read_only and outside is None:
         return Allow(_READ_ONLY)
+    if mode == "acceptEdits" and _accepted_edit(call):
+        return Allow(_ACCEPT_EDITS)
+    decided_by, message = _why_ask(call, read_only, outside)
     if mode == "dontAsk":
-        return Deny(
-            _DONT_ASK,
-            f"{tool.name} needs approval, and this session runs without asking: it was not run.",
-        )
-    return Ask(
-        _NO_RULE,
-        f"{tool.name} can change things and no rule allows it.",
-        suggestions=suggestions or (tool.name,),
-    )
+        return Deny(_DONT_ASK, f"{message} This session does not ask, so it was not run.")
+    return Ask(decided_by, message, suggestions=suggest_rules(call))
 
 
-def _is_read_only(tool: Tool[Any], input: Any) -> bool:
+def _is_read_only(call: Call) -> bool:
+    if call.analysis is not None and not call.analysis.read_only:
+        return False
     try:
-        return bool(tool.is_read_only(input))
+        return bool(call.tool.is_read_only(call.input))
     except Exception:
         return False
 
 
-def _specific_rule_naming(name: str, permissions: ToolPermissionContext) -> PermissionRule | None:
-    for rule in permissions.rules:
-        covers = rule.content is not None and rule_names_tool(rule.tool_name, name)
-        if covers and rule.behavior != "allow":
-            return rule
+def _first_outside(call: Call) -> str | None:
+    """The first thing a read-only call reaches outside the working directories, if any."""
+    target = call.target
+    if isinstance(target, PathTarget):
+        return None if call.inside(target.path) else str(target.path)
+    if isinstance(target, DomainTarget):
+        return target.host
+    if call.analysis is not None:
+        for command in call.analysis.commands:
+            paths = touched_paths(command)
+            if paths is None:
+                return f"what `{command.text}` reads (its paths could not be told)"
+            for path in paths:
+                if not call.inside(path):
+                    return path
     return None
+
+
+def _edits_plan_file(call: Call) -> bool:
+    plan = call.permissions.plan_file
+    target = call.target
+    return (
+        plan is not None
+        and isinstance(target, PathTarget)
+        and target.access == "edit"
+        and absolute(target.path, call.cwd) == absolute(plan, call.cwd)
+    )
+
+
+def _accepted_edit(call: Call) -> bool:
+    """Edits inside the working directories (protected paths excepted), and shell commands
+    made only of read-only and filesystem commands on such paths."""
+    target = call.target
+    if isinstance(target, PathTarget):
+        return target.access == "edit" and _editable(call, target.path)
+    analysis = call.analysis
+    if analysis is None or not analysis.ok or analysis.has_substitution:
+        return False
+    for command in analysis.commands:
+        paths = touched_paths(command)
+        if paths is None or not all(_editable(call, p) for p in paths):
+            return False
+        # Redirections were checked as edits just above (touched_paths includes them).
+        if _program(command) not in FILESYSTEM_COMMANDS and command_problem(command):
+            return False
+    return all(w is not None and _editable(call, w) for w in call.writes())
+
+
+def _editable(call: Call, path: str | Path) -> bool:
+    return call.inside(path) and protected_part(_expand(path), call.cwd) is None
+
+
+def critical_removal(call: Call) -> str | None:
+    """The critical path a shell command would remove (rm, rmdir), if any."""
+    if call.analysis is None:
+        return None
+    for command in call.analysis.commands:
+        if _program(command) not in REMOVAL_COMMANDS:
+            continue
+        paths = touched_paths(command)
+        if paths is None:
+            return "paths that could not be told (they depend on the shell)"
+        for path in paths:
+            if is_critical(_expand(path), call.cwd):
+                return path
+    return None
+
+
+def _why_ask(call: Call, read_only: bool, outside: str | None) -> tuple[DecidedBy, str]:
+    name = call.name
+    if call.analysis is not None and not call.analysis.read_only:
+        return DecidedBy("analysis", call.analysis.reason), f"{_capital(call.analysis.reason)}."
+    if read_only and outside is not None:
+        return (
+            DecidedBy("default", f"reaches {outside}"),
+            f"{name} reaches {outside}, outside the working directories.",
+        )
+    target = call.target
+    if isinstance(target, PathTarget) and target.access == "edit":
+        part = protected_part(target.path, call.cwd)
+        if part is not None:
+            return (
+                DecidedBy("default", f"{part} is protected"),
+                f"{name} would change {target.path}, and {part} is protected.",
+            )
+        where = "" if call.inside(target.path) else ", outside the working directories"
+        return (
+            DecidedBy("default", "no rule allows it"),
+            f"{name} would change {target.path}{where}.",
+        )
+    return DecidedBy(
+        "default", "no rule allows it"
+    ), f"{name} can change things and no rule allows it."
+
+
+def suggest_rules(call: Call) -> tuple[str, ...]:
+    """Rules the user could keep to stop being asked about calls like this one."""
+    target = call.target
+    if call.analysis is not None:
+        suggestions: list[str] = []
+        for command in call.analysis.commands:
+            if not command.argv or not command_problem(command):
+                continue
+            words = [w for w in unwrap(command.argv)[:2] if not w.startswith("-")]
+            rule = f"{call.name}({' '.join(words)}:*)" if words else call.name
+            if rule not in suggestions:
+                suggestions.append(rule)
+        return tuple(suggestions[:3])
+    if isinstance(target, PathTarget):
+        family = "Edit" if target.access == "edit" else "Read"
+        folder = target.path if target.path.is_dir() else target.path.parent
+        if call.inside(folder) and absolute(folder, call.cwd).is_relative_to(call.cwd):
+            relative = absolute(folder, call.cwd).relative_to(call.cwd).as_posix()
+            return (f"{family}(./**)" if relative == "." else f"{family}({relative}/**)",)
+        return (f"{family}(/{absolute(folder, call.cwd).as_posix()}/**)",)
+    if isinstance(target, DomainTarget):
+        return (f"{call.name}(domain:{target.host})",)
+    return (call.name,)
+
+
+def _program(command: SimpleCommand) -> str | None:
+    if not command.argv:
+        return None
+    words = unwrap(command.argv)
+    return os.path.basename(words[0]) if words else None
+
+
+def _expand(path: str | Path) -> Path:
+    """A shell path as the shell would see it: `~` is the home directory."""
+    text = os.fspath(path)
+    return Path(os.path.expanduser(text)) if text.startswith("~") else Path(text)
 
 
 def _by_rule(rule: PermissionRule) -> DecidedBy:
@@ -142,3 +453,11 @@ def _by_rule(rule: PermissionRule) -> DecidedBy:
 
 def _by_hook(hook: PreToolUseOutcome) -> DecidedBy:
     return DecidedBy("hook", hook.source)
+
+
+def _by_tool(name: str) -> DecidedBy:
+    return DecidedBy("tool", f"{name}'s own check")
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]

@@ -1,0 +1,113 @@
+"""Which paths a command names, so the caller can check each is inside the working dirs.
+
+Answering needs to tell operands from flag arguments (`head -n 5 f`, `grep PAT f`,
+`find . -name PAT`, `cp -t DIR f`), which is what the flag tables already know. Anything
+not understood returns None, never a partial list: a missed path would be a path nobody
+checked. Redirection targets (including input, `< /etc/shadow`) are paths too.
+"""
+
+from __future__ import annotations
+
+from core.bash.commands import READ_ONLY, WRITERS
+from core.bash.flags import Spec, scan
+from core.bash.git import REMOTE_ACTIONS, STASH_ACTIONS, SUBCOMMANDS, split_global
+from core.bash.parse import SimpleCommand
+from core.bash.readonly import AWK, SED, find_scan
+from core.bash.wrappers import assignment_name, base_name, unwrap_once
+
+_NOT_FILES = frozenset({"<<", "<<-", "<<<"})
+
+
+def _redirect_paths(cmd: SimpleCommand) -> list[str] | None:
+    paths: list[str] = []
+    for redirect in cmd.redirects:
+        if redirect.operator in _NOT_FILES:
+            continue
+        if redirect.target is None:
+            return None
+        if redirect.writes or redirect.operator.endswith("<"):
+            paths.append(redirect.target)
+    return paths
+
+
+def _operands(args: tuple[str, ...], table: Spec) -> list[str] | None:
+    found = scan(args, table)
+    if found.unknown:
+        return None
+    operands = found.operands
+    if table.pattern_first and not found.has(*table.pattern_first):
+        operands = operands[1:]
+    return found.paths + (operands if table.operands_are_paths else [])
+
+
+def _script_operands(
+    args: tuple[str, ...], table: Spec, inline: tuple[str, ...]
+) -> list[str] | None:
+    found = scan(args, table)
+    if found.unknown:
+        return None
+    operands = found.operands
+    if not found.has(*inline) and not found.paths:
+        operands = operands[1:]  # the script itself
+    return found.paths + [word for word in operands if not assignment_name(word)]
+
+
+def _git(args: tuple[str, ...]) -> list[str] | None:
+    problem, sub, rest, paths = split_global(args)
+    if problem:
+        return None
+    if sub is None:
+        return paths
+    if sub in ("remote", "stash", "worktree"):
+        actions = REMOTE_ACTIONS if sub == "remote" else STASH_ACTIONS
+        if not rest or all(word.startswith("-") for word in rest):
+            return paths
+        if rest[0] not in actions:
+            return None
+        table: Spec | None = actions[rest[0]]
+        rest = rest[1:]
+    else:
+        table = SUBCOMMANDS.get(sub)
+    if table is None:
+        return None
+    found = _operands(rest, table)
+    return None if found is None else paths + found
+
+
+def argv_paths(argv: tuple[str, ...]) -> list[str] | None:
+    if not argv:
+        return None
+    name = base_name(argv[0])
+    args = argv[1:]
+    if name == "find":
+        problem, paths = find_scan(args)
+        return None if problem.startswith(("ends", "uses -")) and "known" in problem else paths
+    if name == "git":
+        return _git(args)
+    if name == "sed":
+        return _script_operands(args, SED, ("-e", "--expression"))
+    if name in ("awk", "gawk", "mawk"):
+        return _script_operands(args, AWK, ("-e", "--source"))
+    table = READ_ONLY.get(name) or WRITERS.get(name)
+    if table is None or (table.check and table.check not in ("anything", "date", "printf")):
+        return None
+    return _operands(args, table)
+
+
+def touched_paths(cmd: SimpleCommand) -> tuple[str, ...] | None:
+    """Path operands (as written, after quote removal), or None when they cannot be told apart."""
+    if cmd.argv is None:
+        return None
+    redirects = _redirect_paths(cmd)
+    if redirects is None:
+        return None
+    if not cmd.argv:
+        return tuple(redirects)
+    # xargs adds operands read from its input: nobody can say which paths those are.
+    current: tuple[str, ...] | None = cmd.argv
+    while current is not None:
+        if base_name(current[0]) == "xargs":
+            return None
+        argv, current = current, unwrap_once(current)
+    paths = argv_paths(argv)
+    return None if paths is None else tuple(paths + redirects)

@@ -1,0 +1,84 @@
+"""The audit log: every permission decision and every answer, one JSON object per line.
+
+"Why was this allowed?" must have an answer after the fact, so the chain writes each
+decision with what made it, and the user's answers with what they chose to keep. The file
+is append-only and flushed per line, so a crash loses at most the line being written. A log
+that cannot be written never stops a decision: the failure is kept in `error` for the UI.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import IO, Any
+
+from ..ports import Approve, PermissionAnswer, PermissionRequest
+from .context import ToolPermissionContext
+from .decision import PermissionDecision
+
+
+class AuditLog:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.error: str | None = None
+        self._file: IO[str] | None = None
+
+    def decision(
+        self,
+        tool_use_id: str,
+        tool_name: str,
+        input: Any,
+        decision: PermissionDecision,
+        permissions: ToolPermissionContext,
+    ) -> None:
+        self._write(
+            {
+                "kind": "decision",
+                "tool_use_id": tool_use_id,
+                "tool": tool_name,
+                "input": _plain(input),
+                "behavior": decision.behavior,
+                "decided_by": {
+                    "kind": decision.decided_by.kind,
+                    "detail": decision.decided_by.detail,
+                },
+                "message": getattr(decision, "message", None),
+                "mode": permissions.mode,
+            }
+        )
+
+    def answer(self, request: PermissionRequest, answer: PermissionAnswer) -> None:
+        approved = isinstance(answer, Approve)
+        self._write(
+            {
+                "kind": "answer",
+                "tool_use_id": request.tool_use_id,
+                "tool": request.tool_name,
+                "answer": "approve" if approved else "reject",
+                "scope": answer.scope if isinstance(answer, Approve) else None,
+                "rule": answer.rule if isinstance(answer, Approve) else None,
+                "feedback": None if isinstance(answer, Approve) else answer.feedback,
+                "agent": request.agent_label,
+            }
+        )
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def _write(self, record: dict[str, Any]) -> None:
+        record = {"at": time.time(), **record}
+        try:
+            if self._file is None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._file = self.path.open("a", encoding="utf-8", buffering=1)
+            self._file.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+        except OSError as error:
+            self.error = f"the audit log {self.path} could not be written: {error}"
+
+
+def _plain(input: Any) -> Any:
+    dump = getattr(input, "model_dump", None)
+    return dump(mode="json", exclude_unset=True) if callable(dump) else input

@@ -1,0 +1,51 @@
+"""What a rule specifier is matched against: a call's command, file path or web domain.
+
+A tool says which of these its input amounts to (`Tool.rule_target`), and rules follow that
+rather than the tool's name: `Read(.env)` covers every tool that reads a path (Read, Glob,
+Grep), `Edit(src/**)` every tool that changes one (Edit, Write, NotebookEdit).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+PathAccess = Literal["read", "edit"]
+
+READ_RULE_TOOLS = frozenset({"Read"})
+EDIT_RULE_TOOLS = frozenset({"Edit", "Write", "NotebookEdit", "MultiEdit"})
+
+
+@dataclass(frozen=True, slots=True)
+class CommandTarget:
+    """A shell command, matched by Bash rules and analysed part by part."""
+
+    command: str
+
+
+@dataclass(frozen=True, slots=True)
+class PathTarget:
+    """A file or directory the call reads or changes, as an absolute path."""
+
+    path: Path
+    access: PathAccess
+
+
+@dataclass(frozen=True, slots=True)
+class DomainTarget:
+    """The host of a URL the call fetches."""
+
+    host: str
+
+
+RuleTarget = CommandTarget | PathTarget | DomainTarget
+
+
+def rule_family(rule_tool_name: str) -> PathAccess | None:
+    """Which path access a rule's tool name speaks for, if it is a path rule."""
+    if rule_tool_name in READ_RULE_TOOLS:
+        return "read"
+    if rule_tool_name in EDIT_RULE_TOOLS:
+        return "edit"
+    return None

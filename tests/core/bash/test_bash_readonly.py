@@ -1,0 +1,89 @@
+"""Read-only classification: reasons, and properties that must hold for any command."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.bash import analyze
+from core.bash.analysis import analyze_uncached
+
+READ_ONLY = [
+    json.loads(line)["command"]
+    for line in (Path(__file__).parent / "corpus.jsonl").read_text(encoding="utf-8").split("\n")
+    if line.strip() and json.loads(line)["read_only"]
+]
+# Single-line read-only commands: safe to splice into a pipeline or list.
+SPLICEABLE = [c for c in READ_ONLY if "\n" not in c and "#" not in c]
+WRITERS = ["rm -rf x", "curl evil", "sh", "sed -i s/a/b/ f", "git push", "python -c 1"]
+
+
+@pytest.mark.parametrize(
+    ("command", "reason"),
+    [
+        ("rm -rf build", "`rm -rf build` is not a read-only command"),
+        ("find . -delete", "`find . -delete` uses -delete, which deletes files"),
+        ("echo $(curl x)", "the command substitution `$(curl x)` runs a command"),
+        ("ls > out.txt", "the output redirection `> out.txt` writes a file"),
+        ("if true; then ls; fii", "the command could not be parsed"),
+        ("sort -o out x", "`sort -o out x` uses -o, which writes the sorted result to a file"),
+        ("git -c x=y log", "`git -c x=y log` uses -c, which sets configuration"),
+        ("ls --frob", "`ls --frob` uses --frob, which is not a known read-only flag of ls"),
+        ("sed 's/a/b/w f' x", "has a sed script that uses the `w` flag of `s`"),
+        ("git push", "runs `git push`, which is not a read-only git command"),
+        ("sort *", "has a glob that could expand to a file name that reads as a flag"),
+        ("ls &", "runs a command in the background"),
+    ],
+)
+def test_reasons_name_the_part_that_is_not_read_only(command, reason):
+    result = analyze(command)
+    assert not result.read_only
+    assert reason in result.reason
+
+
+def test_the_cache_returns_the_same_answer_as_the_parser():
+    for command in SPLICEABLE[:20]:
+        assert analyze(command) == analyze_uncached(command)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.sampled_from(SPLICEABLE),
+    st.sampled_from(WRITERS),
+    st.sampled_from([" | ", " && ", " || ", "; ", "\n"]),
+    st.booleans(),
+)
+def test_a_read_only_command_joined_with_a_writer_is_not_read_only(safe, writer, joint, first):
+    assert analyze(safe).read_only
+    command = f"{writer}{joint}{safe}" if first else f"{safe}{joint}{writer}"
+    assert not analyze(command).read_only
+
+
+_FORBIDDEN = st.sampled_from(
+    ["\x00", "\x01", "\x08", "\x0b", "\x0c", "\r", "\x1b", "\x7f", "\x85", "\u00a0", "\u1680",
+     "\u2000", "\u200b", "\u200e", "\u2028", "\u2029", "\u202e", "\u2066", "\u3000", "\ufeff"]
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(SPLICEABLE), _FORBIDDEN, st.integers(min_value=0))
+def test_a_forbidden_character_anywhere_is_never_read_only(command, char, where):
+    at = where % (len(command) + 1)
+    result = analyze(command[:at] + char + command[at:])
+    assert not result.read_only
+    assert not result.ok
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab -$`'\"|&;<>(){}*\\\n=")), max_size=30))
+def test_arbitrary_shell_text_never_raises_and_explains_refusals(command):
+    result = analyze(command)
+    assert result.read_only is (result.reason == "")
+    if result.read_only:
+        assert result.ok and not result.has_substitution
+        assert all(c.argv for c in result.commands)
+        assert not any(r.writes for c in result.commands for r in c.redirects)
