@@ -1,0 +1,461 @@
+"""The command hook runner, driven with real hook scripts in a temporary directory."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.hooks import (
+    NO_PRE_OUTCOME,
+    CommandHookRunner,
+    EventHookOutcome,
+    HookCall,
+    HookEvent,
+    HookRunner,
+)
+from core.settings import HookCommand, HookEntry, SettingsSource
+
+SETTINGS = Path("/p/.proctor/settings.json")
+BASH_CALL = HookCall("Bash", {"command": "ls"}, "toolu_1")
+
+
+def script(tmp_path: Path, name: str, body: str) -> str:
+    path = tmp_path / name
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(0o755)
+    return str(path)
+
+
+def decision(permission: str, reason: str = "", **extra: Any) -> str:
+    output = {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": permission,
+            "permissionDecisionReason": reason,
+            **extra,
+        }
+    }
+    return f"cat > /dev/null\necho '{json.dumps(output)}'\n"
+
+
+def entry(
+    event: HookEvent,
+    matcher: str | None,
+    *commands: str,
+    source: SettingsSource = "user",
+    timeout: float = 10,
+) -> HookEntry:
+    path = SETTINGS if source != "cli" else None
+    return HookEntry(event, matcher, tuple(HookCommand(c, timeout, source, path) for c in commands))
+
+
+def runner(tmp_path: Path, *entries: HookEntry, trusted: bool = True) -> CommandHookRunner:
+    return CommandHookRunner(
+        entries,
+        session_id="session-1",
+        transcript_path=tmp_path / "transcript.jsonl",
+        cwd=tmp_path,
+        permission_mode=lambda: "plan",
+        trusted=trusted,
+    )
+
+
+def alive(pid: int) -> bool:
+    """Whether `pid` runs; a zombie nobody reaped yet counts as dead."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def test_the_runner_satisfies_the_protocol(tmp_path: Path) -> None:
+    hooks: HookRunner = runner(tmp_path)
+    assert hooks is not None
+
+
+async def test_no_matching_hook_is_no_outcome(tmp_path: Path) -> None:
+    hooks = runner(tmp_path, entry("PreToolUse", "Edit", "false"))
+    assert await hooks.pre_tool_use(BASH_CALL) is NO_PRE_OUTCOME
+
+
+@pytest.mark.parametrize("permission", ["allow", "deny", "ask"])
+async def test_a_hook_decides(tmp_path: Path, permission: str) -> None:
+    command = script(tmp_path, "check.sh", decision(permission, f"because {permission}"))
+    outcome = await runner(tmp_path, entry("PreToolUse", "Bash", command)).pre_tool_use(BASH_CALL)
+    assert outcome.permission == permission
+    assert outcome.reason == f"because {permission}"
+    assert outcome.source == f"hook `{command}` from {SETTINGS}"
+    assert outcome.messages == ()
+
+
+async def test_exit_2_denies_with_stderr_as_the_reason(tmp_path: Path) -> None:
+    command = script(tmp_path, "block.sh", "echo 'no rm, please' >&2\nexit 2\n")
+    outcome = await runner(tmp_path, entry("PreToolUse", None, command)).pre_tool_use(BASH_CALL)
+    assert outcome.permission == "deny"
+    assert outcome.reason == "no rm, please"
+    assert command in outcome.source
+
+
+async def test_another_exit_code_is_a_non_blocking_error(tmp_path: Path) -> None:
+    command = script(tmp_path, "broken.sh", "echo 'something broke' >&2\nexit 3\n")
+    outcome = await runner(tmp_path, entry("PreToolUse", None, command)).pre_tool_use(BASH_CALL)
+    assert outcome.permission is None
+    (message,) = outcome.messages
+    assert "failed (exit 3): something broke" in message
+    assert command in message
+
+
+async def test_a_hook_that_cannot_be_found_is_a_non_blocking_error(tmp_path: Path) -> None:
+    hooks = runner(tmp_path, entry("PreToolUse", None, str(tmp_path / "missing.sh")))
+    outcome = await hooks.pre_tool_use(BASH_CALL)
+    assert outcome.permission is None
+    assert "failed (exit 127)" in outcome.messages[0]
+
+
+async def test_a_timed_out_hook_is_killed_with_its_process_group(tmp_path: Path) -> None:
+    pid_file = tmp_path / "child.pid"
+    # The child ignores SIGTERM, so only the SIGKILL to the whole group ends it.
+    child = (
+        f"{sys.executable} -c 'import signal, time; "
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(120)'"
+    )
+    command = script(tmp_path, "slow.sh", f"{child} &\necho $! > {pid_file}\nwait\n")
+    hooks = runner(tmp_path, entry("PreToolUse", None, command, timeout=0.5))
+    hooks.kill_grace_s = 0.2
+    outcome = await hooks.pre_tool_use(BASH_CALL)
+    assert outcome.permission is None
+    (message,) = outcome.messages
+    assert "timed out after 0.5 s" in message
+    pid = int(pid_file.read_text())
+    for _ in range(200):  # a SIGKILL is delivered asynchronously; give it a moment
+        if not alive(pid):
+            break
+        await asyncio.sleep(0.025)
+    assert not alive(pid)
+
+
+async def test_a_cancelled_run_kills_the_hook(tmp_path: Path) -> None:
+    pid_file = tmp_path / "child.pid"
+    command = script(tmp_path, "slow.sh", f"sleep 120 &\necho $! > {pid_file}\nwait\n")
+    hooks = runner(tmp_path, entry("PreToolUse", None, command, timeout=60))
+    task = asyncio.create_task(hooks.pre_tool_use(BASH_CALL))
+    for _ in range(400):
+        if pid_file.exists() and pid_file.read_text().strip():
+            break
+        await asyncio.sleep(0.025)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    pid = int(pid_file.read_text())
+    for _ in range(200):
+        if not alive(pid):
+            break
+        await asyncio.sleep(0.025)
+    assert not alive(pid)
+
+
+@pytest.mark.parametrize(
+    ("output", "complaint"),
+    [
+        ("{not json", "not valid JSON"),
+        ('{"hookSpecificOutput": {"permissionDecision": "maybe"}}', "permissionDecision"),
+        ('{"continue": "no"}', "continue must be bool"),
+        ('{"hookSpecificOutput": {"updatedInput": "ls"}}', "updatedInput must be dict"),
+        ('{"hookSpecificOutput": []}', "hookSpecificOutput must be dict"),
+    ],
+)
+async def test_garbage_output_is_a_non_blocking_error(
+    tmp_path: Path, output: str, complaint: str
+) -> None:
+    command = script(tmp_path, "garbage.sh", f"cat <<'EOF'\n{output}\nEOF\n")
+    outcome = await runner(tmp_path, entry("PreToolUse", None, command)).pre_tool_use(BASH_CALL)
+    assert outcome.permission is None
+    (message,) = outcome.messages
+    assert complaint in message
+    assert command in message
+
+
+async def test_plain_text_output_is_ignored_for_tool_events(tmp_path: Path) -> None:
+    command = script(tmp_path, "chatty.sh", "echo hello\n")
+    outcome = await runner(tmp_path, entry("PreToolUse", None, command)).pre_tool_use(BASH_CALL)
+    assert (outcome.permission, outcome.messages, outcome.additional_context) == (None, (), ())
+
+
+async def test_updated_input_and_context(tmp_path: Path) -> None:
+    body = decision("allow", "safer", updatedInput={"command": "ls -la"}, additionalContext="ctx")
+    command = script(tmp_path, "rewrite.sh", body)
+    outcome = await runner(tmp_path, entry("PreToolUse", None, command)).pre_tool_use(BASH_CALL)
+    assert outcome.permission == "allow"
+    assert outcome.updated_input == {"command": "ls -la"}
+    assert outcome.additional_context == ("ctx",)
+
+
+async def test_continue_false_stops_and_system_message_is_shown(tmp_path: Path) -> None:
+    output = {"continue": False, "stopReason": "enough for today", "systemMessage": "bye"}
+    command = script(tmp_path, "stop.sh", f"echo '{json.dumps(output)}'\n")
+    outcome = await runner(tmp_path, entry("PreToolUse", None, command)).pre_tool_use(BASH_CALL)
+    assert outcome.prevent_continuation
+    assert outcome.stop_reason == "enough for today"
+    assert outcome.messages == ("bye",)
+    assert outcome.permission is None
+
+
+async def test_legacy_decision_block_denies(tmp_path: Path) -> None:
+    command = script(
+        tmp_path, "old.sh", """echo '{"decision": "block", "reason": "old style"}'\n"""
+    )
+    outcome = await runner(tmp_path, entry("PreToolUse", None, command)).pre_tool_use(BASH_CALL)
+    assert (outcome.permission, outcome.reason) == ("deny", "old style")
+
+
+async def test_hooks_run_in_parallel_and_deny_beats_allow(tmp_path: Path) -> None:
+    # Each hook waits for the other's flag: run one after the other, both would time out.
+    def rendezvous(mine: str, theirs: str, permission: str) -> str:
+        wait = (
+            f"touch {tmp_path / mine}\n"
+            f"i=0; while [ ! -e {tmp_path / theirs} ] && [ $i -lt 400 ]; do\n"
+            "  sleep 0.02; i=$((i+1)); done\n"
+            f"[ -e {tmp_path / theirs} ] || exit 1\n"
+        )
+        return wait + decision(permission, f"{permission} said so")
+
+    allow = script(tmp_path, "allow.sh", rendezvous("a.flag", "b.flag", "allow"))
+    deny = script(tmp_path, "deny.sh", rendezvous("b.flag", "a.flag", "deny"))
+    hooks = runner(tmp_path, entry("PreToolUse", "Bash", allow), entry("PreToolUse", None, deny))
+    outcome = await hooks.pre_tool_use(BASH_CALL)
+    assert outcome.messages == ()
+    assert outcome.permission == "deny"
+    assert outcome.reason == "deny said so"
+    assert outcome.source == f"hook `{deny}` from {SETTINGS}"
+
+
+async def test_ask_beats_allow_and_keeps_the_last_updated_input(tmp_path: Path) -> None:
+    first = script(tmp_path, "one.sh", decision("allow", "a", updatedInput={"command": "1"}))
+    second = script(tmp_path, "two.sh", decision("ask", "b", updatedInput={"command": "2"}))
+    third = script(tmp_path, "three.sh", decision("ask", "c"))
+    hooks = runner(tmp_path, entry("PreToolUse", None, first, second, third))
+    outcome = await hooks.pre_tool_use(BASH_CALL)
+    assert outcome.permission == "ask"
+    assert outcome.reason == "b\nc"
+    assert outcome.updated_input == {"command": "2"}
+    assert second in outcome.source and third in outcome.source and first not in outcome.source
+
+
+async def test_a_deny_drops_updated_input(tmp_path: Path) -> None:
+    first = script(tmp_path, "one.sh", decision("allow", "a", updatedInput={"command": "1"}))
+    second = script(tmp_path, "two.sh", decision("deny", "no"))
+    outcome = await runner(tmp_path, entry("PreToolUse", None, first, second)).pre_tool_use(
+        BASH_CALL
+    )
+    assert (outcome.permission, outcome.updated_input) == ("deny", None)
+
+
+async def test_untrusted_project_hooks_are_skipped_and_said_once(tmp_path: Path) -> None:
+    project_hook = script(tmp_path, "project.sh", decision("deny", "project"))
+    user_hook = script(tmp_path, "user.sh", decision("allow", "user"))
+    entries = (
+        entry("PreToolUse", None, project_hook, source="project"),
+        entry("PreToolUse", None, project_hook + " ", source="claude-local"),
+        entry("PreToolUse", None, user_hook, source="user"),
+    )
+    hooks = runner(tmp_path, *entries, trusted=False)
+    first = await hooks.pre_tool_use(BASH_CALL)
+    assert first.permission == "allow"
+    (message,) = first.messages
+    assert "not trusted" in message
+    second = await hooks.pre_tool_use(BASH_CALL)
+    assert second.permission == "allow"
+    assert second.messages == ()
+    trusted = await runner(tmp_path, *entries, trusted=True).pre_tool_use(BASH_CALL)
+    assert trusted.permission == "deny"
+
+
+async def test_the_same_command_runs_once(tmp_path: Path) -> None:
+    log = tmp_path / "log"
+    command = script(tmp_path, "count.sh", f"echo run >> {log}\n")
+    hooks = runner(
+        tmp_path,
+        entry("PreToolUse", "Bash", command, source="local"),
+        entry("PreToolUse", None, command, source="claude-project"),
+    )
+    await hooks.pre_tool_use(BASH_CALL)
+    assert log.read_text() == "run\n"
+
+
+@pytest.mark.parametrize(
+    ("matcher", "tool", "matches"),
+    [
+        (None, "Bash", True),
+        ("", "Read", True),
+        ("*", "mcp__x__y", True),
+        ("Bash", "Bash", True),
+        ("Bash", "BashOutput", False),
+        ("Edit|Write", "Write", True),
+        ("Edit|Write", "Edit", True),
+        ("Edit|Write", "MultiEdit", False),
+        ("mcp__.*", "mcp__github__create_issue", True),
+        ("mcp__.*", "Bash", False),
+        ("mcp__github__create_issue", "mcp__github__create_issue", True),
+        ("Notebook.*", "NotebookEdit", True),
+    ],
+)
+async def test_matcher_forms(tmp_path: Path, matcher: str | None, tool: str, matches: bool) -> None:
+    command = script(tmp_path, "allow.sh", decision("allow"))
+    hooks = runner(tmp_path, entry("PreToolUse", matcher, command))
+    outcome = await hooks.pre_tool_use(HookCall(tool, {}, "toolu_2"))
+    assert (outcome.permission == "allow") is matches
+
+
+async def test_an_invalid_regex_matches_nothing_and_is_reported_once(tmp_path: Path) -> None:
+    command = script(tmp_path, "allow.sh", decision("allow"))
+    hooks = runner(tmp_path, entry("PreToolUse", "Bash(", command))
+    first = await hooks.pre_tool_use(BASH_CALL)
+    assert first.permission is None
+    (message,) = first.messages
+    assert "'Bash(' is not a valid regular expression" in message
+    second = await hooks.pre_tool_use(BASH_CALL)
+    assert second.messages == ()
+
+
+async def test_the_payload_on_stdin(tmp_path: Path) -> None:
+    dump = tmp_path / "stdin.json"
+    command = script(tmp_path, "dump.sh", f"cat > {dump}\npwd > {tmp_path / 'cwd'}\n")
+    hooks = runner(
+        tmp_path,
+        entry("PreToolUse", None, command),
+        entry("PostToolUse", None, command),
+        entry("PostToolUseFailure", None, command),
+    )
+    call = HookCall("Bash", {"command": "ls", "timeout": 5}, "toolu_9")
+    await hooks.pre_tool_use(call)
+    payload = json.loads(dump.read_text())
+    assert payload == {
+        "session_id": "session-1",
+        "transcript_path": str(tmp_path / "transcript.jsonl"),
+        "cwd": str(tmp_path),
+        "permission_mode": "plan",
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": "ls", "timeout": 5},
+        "tool_use_id": "toolu_9",
+    }
+    assert (tmp_path / "cwd").read_text().strip() == str(tmp_path)  # tmp_path is resolved
+
+    await hooks.post_tool_use(call, {"stdout": "a\nb", "path": Path("/x")})
+    payload = json.loads(dump.read_text())
+    assert payload["hook_event_name"] == "PostToolUse"
+    assert payload["tool_response"] == {"stdout": "a\nb", "path": "/x"}
+
+    await hooks.post_tool_use_failure(call, "it broke")
+    payload = json.loads(dump.read_text())
+    assert payload["hook_event_name"] == "PostToolUseFailure"
+    assert payload["error"] == "it broke"
+
+
+async def test_post_tool_use_exit_2_feeds_the_model(tmp_path: Path) -> None:
+    command = script(tmp_path, "lint.sh", "echo 'lint: 3 errors' >&2\nexit 2\n")
+    hooks = runner(tmp_path, entry("PostToolUse", "Edit|Write", command))
+    outcome = await hooks.post_tool_use(HookCall("Write", {}, "t"), {"ok": True})
+    assert outcome.additional_context == ("lint: 3 errors",)
+    assert outcome.messages == ()
+
+
+async def test_post_tool_use_json_output(tmp_path: Path) -> None:
+    output = {
+        "continue": False,
+        "stopReason": "tests failed",
+        "hookSpecificOutput": {
+            "hookEventName": "PostToolUse",
+            "additionalContext": "see the log",
+            "updatedMCPToolOutput": {"redacted": True},
+        },
+    }
+    command = script(tmp_path, "post.sh", f"echo '{json.dumps(output)}'\n")
+    hooks = runner(tmp_path, entry("PostToolUse", None, command))
+    plain = await hooks.post_tool_use(BASH_CALL, "out")
+    assert plain.additional_context == ("see the log",)
+    assert plain.prevent_continuation and plain.stop_reason == "tests failed"
+    assert plain.updated_output is None  # only an MCP tool's output may be replaced
+    mcp = await hooks.post_tool_use(HookCall("mcp__s__t", {}, "t"), "secret")
+    assert mcp.updated_output == {"redacted": True}
+
+
+async def test_event_hooks(tmp_path: Path) -> None:
+    block = script(tmp_path, "block.sh", "echo 'no secrets in prompts' >&2\nexit 2\n")
+    context = script(tmp_path, "context.sh", "echo 'branch: main'\n")
+    stop = script(tmp_path, "stop.sh", """echo '{"decision": "block", "reason": "tests"}'\n""")
+    hooks = runner(
+        tmp_path,
+        entry("UserPromptSubmit", None, block),
+        entry("SessionStart", "startup", context),
+        entry("SessionStart", "resume", block),
+        entry("Stop", None, stop),
+    )
+    submitted = await hooks.run_event("UserPromptSubmit", {"prompt": "my key is ..."})
+    assert submitted == EventHookOutcome(blocked=True, reason="no secrets in prompts")
+    started = await hooks.run_event("SessionStart", {"source": "startup"})
+    assert started == EventHookOutcome(additional_context=("branch: main",))
+    stopping = await hooks.run_event("Stop", {"stop_hook_active": False})
+    assert (stopping.blocked, stopping.reason) == (True, "tests")
+
+
+async def test_event_payload_includes_the_callers_fields(tmp_path: Path) -> None:
+    dump = tmp_path / "stdin.json"
+    command = script(tmp_path, "dump.sh", f"cat > {dump}\n")
+    hooks = runner(tmp_path, entry("UserPromptSubmit", None, command))
+    assert await hooks.run_event("UserPromptSubmit", {"prompt": "hi"}) == EventHookOutcome()
+    payload = json.loads(dump.read_text())
+    assert payload["prompt"] == "hi"
+    assert payload["hook_event_name"] == "UserPromptSubmit"
+    assert payload["session_id"] == "session-1"
+
+
+async def test_the_runner_never_raises(tmp_path: Path) -> None:
+    def broken_mode() -> str:
+        raise RuntimeError("no mode")
+
+    command = script(tmp_path, "allow.sh", decision("allow"))
+    hooks = CommandHookRunner(
+        [entry("PreToolUse", None, command)],
+        session_id="s",
+        transcript_path=None,
+        cwd=tmp_path / "does-not-exist",
+        permission_mode=broken_mode,
+        trusted=True,
+    )
+    outcome = await hooks.pre_tool_use(BASH_CALL)
+    assert outcome.permission is None
+    assert outcome.messages and "could not start" in outcome.messages[0]
+
+
+async def test_hooks_do_not_wait_for_each_other_sequentially(tmp_path: Path) -> None:
+    # A second check of parallelism without timing: several hooks block on a shared
+    # barrier file count; if any ran alone the others would never see all flags.
+    count = 4
+    body = (
+        "touch {flag}\n"
+        "i=0; while [ $(ls {dir} | wc -l) -lt {count} ] && [ $i -lt 400 ]; do\n"
+        "  sleep 0.02; i=$((i+1)); done\n"
+        "[ $(ls {dir} | wc -l) -ge {count} ] || exit 1\n"
+    )
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    commands = [
+        script(tmp_path, f"h{i}.sh", body.format(flag=barrier / str(i), dir=barrier, count=count))
+        for i in range(count)
+    ]
+    outcome = await runner(tmp_path, entry("Stop", None, *commands)).run_event("Stop", {})
+    assert outcome == EventHookOutcome()

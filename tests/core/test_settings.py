@@ -1,0 +1,440 @@
+"""Settings files: precedence, merging, problems that name file and line, and writing back."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from core.settings import (
+    HookCommand,
+    HookEntry,
+    SettingsProblem,
+    SettingsWriteError,
+    load_settings,
+    remember_allow_rule,
+    user_config_dir,
+)
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The user config dir, isolated from the real one."""
+    config = tmp_path / "config"
+    monkeypatch.setenv("PROCTOR_CONFIG_DIR", str(config))
+    monkeypatch.delenv("PROCTOR_NO_CLAUDE_SETTINGS", raising=False)
+    return config
+
+
+@pytest.fixture
+def project(tmp_path: Path, home: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    return root
+
+
+def write(path: Path, value: object) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(value if isinstance(value, str) else json.dumps(value, indent=2))
+    return path
+
+
+def perms(**permissions: object) -> dict[str, object]:
+    return {"permissions": permissions}
+
+
+def rule_strings(settings: object, behavior: str) -> list[tuple[str, str]]:
+    rules = settings.rules  # type: ignore[attr-defined]
+    return [(str(rule), rule.source) for rule in rules if rule.behavior == behavior]
+
+
+def test_user_config_dir_honours_the_environment(home: Path) -> None:
+    assert user_config_dir() == home
+
+
+def test_no_files_no_problems(project: Path) -> None:
+    settings = load_settings(project)
+    assert settings.rules == ()
+    assert settings.problems == ()
+    assert settings.files == ()
+    assert settings.default_mode is None
+    assert not settings.has_project_hooks_or_settings
+
+
+def test_every_source_contributes_highest_first(project: Path, home: Path) -> None:
+    flag = write(project / "extra.json", perms(allow=["Flag"]))
+    local = write(project / ".proctor/settings.local.json", perms(allow=["Local"]))
+    proj = write(project / ".proctor/settings.json", perms(allow=["Project"], deny=["Bash"]))
+    claude_local = write(project / ".claude/settings.local.json", perms(allow=["ClaudeLocal"]))
+    claude = write(project / ".claude/settings.json", perms(allow=["Claude"]))
+    user = write(home / "settings.json", perms(allow=["User"], ask=["Write"]))
+
+    settings = load_settings(project, allow=["Cli"], settings_file=flag)
+
+    assert rule_strings(settings, "allow") == [
+        ("Cli", "cli"),
+        ("Flag", "flag-settings"),
+        ("Local", "local"),
+        ("Project", "project"),
+        ("ClaudeLocal", "claude-local"),
+        ("Claude", "claude-project"),
+        ("User", "user"),
+    ]
+    assert rule_strings(settings, "deny") == [("Bash", "project")]
+    assert rule_strings(settings, "ask") == [("Write", "user")]
+    assert settings.files == (flag, local, proj, claude_local, claude, user)
+    by_path = {rule.path for rule in settings.rules}
+    assert by_path == {None, flag, local, proj, claude_local, claude, user}
+    assert settings.problems == ()
+    assert settings.has_project_hooks_or_settings
+
+
+def test_a_deny_anywhere_is_kept_beside_an_allow(project: Path, home: Path) -> None:
+    write(home / "settings.json", perms(deny=["Bash(rm:*)"]))
+    write(project / ".proctor/settings.local.json", perms(allow=["Bash(rm:*)"]))
+    settings = load_settings(project)
+    assert rule_strings(settings, "deny") == [("Bash(rm:*)", "user")]
+    assert rule_strings(settings, "allow") == [("Bash(rm:*)", "local")]
+
+
+def test_default_mode_highest_source_wins(project: Path, home: Path) -> None:
+    write(home / "settings.json", perms(defaultMode="plan"))
+    assert load_settings(project).default_mode == "plan"
+    write(project / ".proctor/settings.json", perms(defaultMode="acceptEdits"))
+    assert load_settings(project).default_mode == "acceptEdits"
+
+
+def test_user_only_files_do_not_ask_for_trust(project: Path, home: Path) -> None:
+    write(home / "settings.json", perms(allow=["Read"]))
+    assert not load_settings(project).has_project_hooks_or_settings
+
+
+def test_additional_directories_resolve_against_their_file(
+    project: Path, home: Path, tmp_path: Path
+) -> None:
+    write(project / ".proctor/settings.json", perms(additionalDirectories=["../shared", "/abs"]))
+    write(home / "settings.json", perms(additionalDirectories=["notes", "~/docs", "/abs"]))
+    settings = load_settings(project)
+    assert settings.additional_directories == (
+        (project / "shared").resolve(),
+        Path("/abs").resolve(),
+        (home / "notes").resolve(),
+        (Path.home() / "docs").resolve(),
+    )
+
+
+def test_mcp_servers_merge_by_name_higher_source_wins(project: Path, home: Path) -> None:
+    write(home / "settings.json", {"mcpServers": {"a": {"command": "user-a"}, "b": {"x": 1}}})
+    write(project / ".proctor/settings.json", {"mcpServers": {"a": {"command": "project-a"}}})
+    servers = load_settings(project).mcp_servers
+    assert dict(servers) == {"a": {"command": "project-a"}, "b": {"x": 1}}
+
+
+def test_hooks_are_read_with_their_source(project: Path, home: Path) -> None:
+    path = write(
+        project / ".proctor/settings.json",
+        {
+            "hooks": {
+                "PreToolUse": [
+                    {"matcher": "Bash", "hooks": [{"type": "command", "command": "./a.sh"}]},
+                    {"hooks": [{"type": "command", "command": "./b.sh", "timeout": 5}]},
+                ],
+                "Stop": [{"hooks": [{"command": "./stop.sh", "timeout": 1.5}]}],
+                "SomeFutureEvent": [{"hooks": [{"command": "x"}]}],
+            }
+        },
+    )
+    settings = load_settings(project)
+    assert settings.hooks == (
+        HookEntry("PreToolUse", "Bash", (HookCommand("./a.sh", 60.0, "project", path),)),
+        HookEntry("PreToolUse", None, (HookCommand("./b.sh", 5.0, "project", path),)),
+        HookEntry("Stop", None, (HookCommand("./stop.sh", 1.5, "project", path),)),
+    )
+    assert settings.problems == ()
+
+
+def test_bad_hooks_are_reported_and_skipped(project: Path) -> None:
+    write(
+        project / ".proctor/settings.json",
+        {
+            "hooks": {
+                "PreToolUse": [
+                    {"matcher": 3, "hooks": [{"command": "a"}]},
+                    {"hooks": [{"type": "prompt", "prompt": "?"}, {"command": "ok"}]},
+                    {"hooks": [{"command": "slow", "timeout": -1}, {"command": ""}]},
+                ],
+                "Stop": "nope",
+            }
+        },
+    )
+    settings = load_settings(project)
+    assert [hook.command for entry in settings.hooks for hook in entry.hooks] == ["ok"]
+    messages = [p.message for p in settings.problems]
+    assert messages == [
+        "hooks.PreToolUse[0].matcher: must be a string, not a number (3); ignored",
+        "hooks.PreToolUse[1].hooks[0]: type 'prompt' is not supported (only \"command\")",
+        "hooks.PreToolUse[2].hooks[0].timeout: must be a positive number of seconds; ignored",
+        'hooks.PreToolUse[2].hooks[1]: needs a non-empty "command" string; ignored',
+        "hooks.Stop: must be a list of {matcher, hooks}, not a string ('nope')",
+    ]
+    assert all(p.line is not None for p in settings.problems)
+
+
+def test_malformed_json_names_file_line_and_column_and_is_ignored(
+    project: Path, home: Path
+) -> None:
+    bad = write(project / ".proctor/settings.json", '{\n  "permissions": {\n    "allow": [,]\n')
+    write(home / "settings.json", perms(allow=["Read"]))
+    settings = load_settings(project)
+    (problem,) = settings.problems
+    assert (problem.path, problem.line, problem.column) == (bad, 3, 15)
+    assert str(problem).startswith(f"{bad}:3:15: not valid JSON (Expecting value)")
+    assert "whole file is ignored" in problem.message
+    assert rule_strings(settings, "allow") == [("Read", "user")]
+    assert bad not in settings.files
+
+
+def test_a_bad_rule_names_the_rule_and_the_others_load(project: Path) -> None:
+    path = write(
+        project / ".proctor/settings.json",
+        '{\n  "permissions": {\n    "allow": [\n      "Read",\n      "Bash(ls",\n'
+        '      "Grep"\n    ]\n  }\n}\n',
+    )
+    settings = load_settings(project)
+    assert rule_strings(settings, "allow") == [("Read", "project"), ("Grep", "project")]
+    (problem,) = settings.problems
+    assert (problem.path, problem.line, problem.column) == (path, 5, 7)
+    assert str(problem) == (
+        f"{path}:5:7: permissions.allow[1]: 'Bash(ls' must end with ')' to close the "
+        "specifier; this rule is ignored"
+    )
+
+
+def test_a_bad_default_mode_names_the_valid_ones(project: Path) -> None:
+    write(project / ".proctor/settings.json", perms(defaultMode="yolo", allow=["Read"]))
+    settings = load_settings(project)
+    assert settings.default_mode is None
+    (problem,) = settings.problems
+    assert problem.line == 3
+    assert "'yolo' is not a mode" in problem.message
+    assert "default, acceptEdits, plan, bypassPermissions, dontAsk" in problem.message
+    assert rule_strings(settings, "allow") == [("Read", "project")]
+
+
+def test_a_wrong_type_skips_only_that_key(project: Path) -> None:
+    path = write(
+        project / ".proctor/settings.json",
+        '{\n  "permissions": {\n    "allow": "Bash",\n    "deny": ["Write", 7],\n'
+        '    "ask": ["Edit"]\n  },\n  "readClaudeSettings": "no",\n  "mcpServers": []\n}\n',
+    )
+    settings = load_settings(project)
+    assert rule_strings(settings, "deny") == [("Write", "project")]
+    assert rule_strings(settings, "ask") == [("Edit", "project")]
+    assert [str(p) for p in settings.problems] == [
+        f"{path}:3:5: permissions.allow: must be a list of rule strings, not a string ('Bash');"
+        " ignored",
+        f"{path}:4:23: permissions.deny[1]: must be a string, not a number (7); ignored",
+        f"{path}:8:3: mcpServers: must be an object, not a list",
+        f"{path}:7:3: readClaudeSettings: must be true or false, not a string ('no')",
+    ]
+    assert path in settings.files
+
+
+def test_permissions_of_the_wrong_type(project: Path) -> None:
+    write(project / ".proctor/settings.json", '{"permissions": ["Bash"]}')
+    (problem,) = load_settings(project).problems
+    assert (problem.line, problem.column) == (1, 2)
+    assert problem.message == "permissions: must be an object, not a list"
+
+
+def test_a_file_that_is_not_an_object(project: Path) -> None:
+    path = write(project / ".proctor/settings.json", '["Bash"]')
+    (problem,) = load_settings(project).problems
+    assert problem.path == path
+    assert "must hold a JSON object" in problem.message
+
+
+def test_an_empty_file_is_no_settings(project: Path) -> None:
+    path = write(project / ".proctor/settings.json", "  \n")
+    settings = load_settings(project)
+    assert settings.problems == ()
+    assert settings.files == (path,)
+
+
+def test_unknown_keys_are_ignored(project: Path) -> None:
+    write(project / ".proctor/settings.json", {"future": 1, "permissions": {"later": [1]}})
+    assert load_settings(project).problems == ()
+
+
+def test_an_unreadable_file_is_a_problem_and_proctor_goes_on(project: Path, home: Path) -> None:
+    (project / ".proctor/settings.json").mkdir(parents=True)
+    write(home / "settings.json", perms(allow=["Read"]))
+    settings = load_settings(project)
+    (problem,) = settings.problems
+    assert problem.path == project / ".proctor/settings.json"
+    assert "cannot be read" in problem.message
+    assert rule_strings(settings, "allow") == [("Read", "user")]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads anything")
+def test_a_file_without_read_permission_is_a_problem(project: Path) -> None:
+    path = write(project / ".proctor/settings.json", perms(allow=["Read"]))
+    path.chmod(0)
+    try:
+        (problem,) = load_settings(project).problems
+    finally:
+        path.chmod(0o644)
+    assert problem.path == path
+    assert "cannot be read" in problem.message
+
+
+def test_a_missing_settings_flag_file_is_a_problem(project: Path) -> None:
+    missing = project / "nope.json"
+    (problem,) = load_settings(project, settings_file=missing).problems
+    assert str(problem) == f"{missing}: does not exist"
+
+
+def test_bad_cli_rules_are_problems_without_a_path(project: Path) -> None:
+    settings = load_settings(project, allow=["Read"], deny=["Bash(rm"])
+    assert rule_strings(settings, "allow") == [("Read", "cli")]
+    (problem,) = settings.problems
+    assert problem.path is None
+    assert str(problem).startswith("command line: --deny 'Bash(rm': ")
+
+
+def test_claude_files_are_read(project: Path) -> None:
+    write(project / ".claude/settings.json", perms(allow=["Read"]))
+    settings = load_settings(project)
+    assert rule_strings(settings, "allow") == [("Read", "claude-project")]
+    assert settings.has_project_hooks_or_settings
+
+
+@pytest.mark.parametrize("where", ["user", "project", "local"])
+def test_claude_files_turned_off_by_a_setting(project: Path, home: Path, where: str) -> None:
+    target = {
+        "user": home / "settings.json",
+        "project": project / ".proctor/settings.json",
+        "local": project / ".proctor/settings.local.json",
+    }[where]
+    write(target, {"readClaudeSettings": False})
+    write(project / ".claude/settings.json", perms(allow=["Read"]))
+    write(project / ".claude/settings.local.json", perms(allow=["Write"]))
+    settings = load_settings(project)
+    assert settings.rules == ()
+    assert settings.files == (target,)
+
+
+def test_a_higher_source_can_turn_claude_files_back_on(project: Path, home: Path) -> None:
+    write(home / "settings.json", {"readClaudeSettings": False})
+    write(project / ".proctor/settings.local.json", {"readClaudeSettings": True})
+    write(project / ".claude/settings.json", perms(allow=["Read"]))
+    assert rule_strings(load_settings(project), "allow") == [("Read", "claude-project")]
+
+
+def test_claude_files_turned_off_by_the_environment(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(project / ".claude/settings.json", perms(allow=["Read"]))
+    monkeypatch.setenv("PROCTOR_NO_CLAUDE_SETTINGS", "1")
+    assert load_settings(project).rules == ()
+
+
+def test_isolated_reads_no_file(project: Path, home: Path) -> None:
+    write(home / "settings.json", perms(allow=["User"]))
+    write(project / ".proctor/settings.json", perms(allow=["Project"]))
+    flag = write(project / "flag.json", perms(allow=["Flag"]))
+    settings = load_settings(project, allow=["Cli"], settings_file=flag, isolated=True)
+    assert rule_strings(settings, "allow") == [("Cli", "cli")]
+    assert settings.files == ()
+
+
+def test_problem_str_forms() -> None:
+    path = Path("/p/s.json")
+    assert str(SettingsProblem(path, 3, 12, "m")) == "/p/s.json:3:12: m"
+    assert str(SettingsProblem(path, 3, None, "m")) == "/p/s.json:3: m"
+    assert str(SettingsProblem(path, None, None, "m")) == "/p/s.json: m"
+    assert str(SettingsProblem(None, None, None, "m")) == "command line: m"
+
+
+# --- remember_allow_rule ---------------------------------------------------------------------
+
+
+def local_file(project: Path) -> Path:
+    return project / ".proctor" / "settings.local.json"
+
+
+def test_remember_creates_the_file(project: Path) -> None:
+    path = remember_allow_rule(project, "Bash(npm test:*)")
+    assert path == local_file(project)
+    assert json.loads(path.read_text()) == {"permissions": {"allow": ["Bash(npm test:*)"]}}
+    assert rule_strings(load_settings(project), "allow") == [("Bash(npm test:*)", "local")]
+
+
+def test_remember_keeps_every_other_key_in_order(project: Path) -> None:
+    original = {
+        "zeta": {"nested": [1, 2, {"x": None}]},
+        "permissions": {"deny": ["Bash(rm:*)"], "allow": ["Read"], "defaultMode": "plan"},
+        "alpha": "ünïcode",
+        "hooks": {},
+    }
+    write(local_file(project), original)
+    remember_allow_rule(project, "Write")
+    data = json.loads(local_file(project).read_text())
+    assert list(data) == ["zeta", "permissions", "alpha", "hooks"]
+    assert list(data["permissions"]) == ["deny", "allow", "defaultMode"]
+    assert data["permissions"]["allow"] == ["Read", "Write"]
+    data["permissions"]["allow"] = ["Read"]
+    assert data == original
+    assert "ünïcode" in local_file(project).read_text()
+
+
+def test_remember_does_not_duplicate(project: Path) -> None:
+    write(local_file(project), perms(allow=["Bash(ls:*)"]))
+    before = local_file(project).read_text()
+    remember_allow_rule(project, "Bash(ls:*)")
+    remember_allow_rule(project, " Bash( ls:* ) ")
+    assert local_file(project).read_text() == before
+
+
+def test_remember_refuses_to_overwrite_a_malformed_file(project: Path) -> None:
+    text = '{\n  "permissions": {\n    "allow": ["Read",]\n  }\n}\n'
+    write(local_file(project), text)
+    with pytest.raises(SettingsWriteError) as caught:
+        remember_allow_rule(project, "Write")
+    assert f"{local_file(project)}:3:" in str(caught.value)
+    assert local_file(project).read_text() == text
+
+
+def test_remember_refuses_wrong_shapes(project: Path) -> None:
+    write(local_file(project), perms(allow="Read"))
+    with pytest.raises(SettingsWriteError, match=r"permissions\.allow"):
+        remember_allow_rule(project, "Write")
+    with pytest.raises(SettingsWriteError, match="must end with"):
+        remember_allow_rule(project, "Bash(ls")
+
+
+def test_remember_is_atomic_and_leaves_no_temp_files(project: Path) -> None:
+    write(local_file(project), perms(allow=["Read"]))
+    local_file(project).chmod(0o640)
+    for rule in ("Write", "Edit", "Bash(git status)"):
+        remember_allow_rule(project, rule)
+    assert sorted(p.name for p in local_file(project).parent.iterdir()) == ["settings.local.json"]
+    assert local_file(project).stat().st_mode & 0o777 == 0o640
+    allowed = json.loads(local_file(project).read_text())["permissions"]["allow"]
+    assert allowed == ["Read", "Write", "Edit", "Bash(git status)"]
+
+
+def test_the_line_finder_is_not_fooled_by_strings_and_nesting(project: Path) -> None:
+    text = (
+        '{"x": ["}", "\\"]", {"a": [1, -2.5e3, true, null]}],\n'
+        ' "permissions": {"allow": ["Bash(echo \\"{[\\")", "Read", "Bash(x"],\n'
+        '                 "allow": ["Write(", "Grep"]}}\n'
+    )
+    path = write(project / ".proctor/settings.json", text)
+    settings = load_settings(project)
+    # json.loads keeps the last of duplicate keys, and so does the line finder.
+    assert rule_strings(settings, "allow") == [("Grep", "project")]
+    (problem,) = settings.problems
+    assert (problem.path, problem.line, problem.column) == (path, 3, 28)
