@@ -51,6 +51,8 @@ class ToolCallOutcome:
     prevent_continuation: bool = False
     stop_reason: str | None = None
     persisted: PersistedResult | None = None
+    data: Any = None
+    """The tool's own result (`ToolResult.data`), for front ends: an edit's diff, say."""
 
     @property
     def tool_use_id(self) -> str:

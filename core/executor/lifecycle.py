@@ -216,6 +216,7 @@ class _CallRun:
             new_messages=tuple(result.new_messages),
             context_modifier=result.context_modifier,
             persisted=persisted,
+            data=result.data,
         )
         return outcome if hook_call is None else _with_hooks(outcome, pre, post)
 
