@@ -112,6 +112,10 @@ class Settings:
     problems: tuple[SettingsProblem, ...] = ()
     file_sources: tuple[SettingsSource, ...] = ()
     """The source of each of `files`, in the same order."""
+    default_mode_source: SettingsSource | None = None
+    """Which source set `default_mode` (a cloned project may not widen it untrusted)."""
+    directory_sources: tuple[SettingsSource, ...] = ()
+    """The source of each of `additional_directories`, in the same order."""
 
     @property
     def has_project_hooks_or_settings(self) -> bool:
@@ -408,17 +412,21 @@ def load_settings(
 
 def _merge(layers: list[_Layer], problems: list[SettingsProblem]) -> Settings:
     """Layers come highest first: the first scalar wins, lists keep every item in order."""
-    directories: dict[Path, None] = {}
+    directories: dict[Path, SettingsSource] = {}
     servers: dict[str, Any] = {}
     for layer in layers:
-        directories.update(dict.fromkeys(layer.directories))
+        for directory in layer.directories:
+            directories.setdefault(directory, layer.source)
         for name, server in layer.mcp_servers.items():
             servers.setdefault(name, server)
+    mode_layer = next((layer for layer in layers if layer.default_mode), None)
     with_files = [layer for layer in layers if layer.path is not None]
     return Settings(
         rules=tuple(rule for layer in layers for rule in layer.rules),
-        default_mode=next((lay.default_mode for lay in layers if lay.default_mode), None),
+        default_mode=mode_layer.default_mode if mode_layer else None,
+        default_mode_source=mode_layer.source if mode_layer else None,
         additional_directories=tuple(directories),
+        directory_sources=tuple(directories.values()),
         hooks=tuple(entry for layer in layers for entry in layer.hooks),
         mcp_servers=MappingProxyType(servers),
         files=tuple(cast(Path, layer.path) for layer in with_files),
