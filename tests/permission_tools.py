@@ -28,6 +28,9 @@ class FileReader(Tool[PathInput]):
     def is_read_only(self, input: PathInput) -> bool:
         return True
 
+    def is_concurrency_safe(self, input: PathInput) -> bool:
+        return True
+
     def rule_target(self, input: PathInput, cwd: Path) -> RuleTarget:
         return PathTarget(cwd / input.file_path, "read")
 

@@ -2,15 +2,20 @@
 
 Startup matters: `proctor --version` must answer without importing textual or anthropic
 (each takes hundreds of milliseconds), so this module imports only the standard library and
-`core`'s version, and loads the app lazily once it knows it will run it.
+`core`'s version, and loads the app, or the engine for `proctor check`, lazily once it knows
+which it will run.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from core import __version__
+
+MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -19,12 +24,82 @@ def build_parser() -> argparse.ArgumentParser:
         description="Supervised agent runs: watch, approve and steer every tool call.",
     )
     parser.add_argument("--version", action="version", version=f"proctor {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    check = commands.add_parser(
+        "check",
+        help="explain what would happen to a tool call, without running it",
+        description="Explain what would happen to a tool call, without running it: the "
+        "decision, and which rule from which file, which mode or which part of a command "
+        "decided. Hooks are not run.",
+    )
+    check.add_argument("tool", nargs="?", help="the tool, e.g. Bash or Read")
+    check.add_argument(
+        "input", nargs="?", help="its input as JSON, or plain text for a one-field tool"
+    )
+    check.add_argument(
+        "--batch",
+        action="store_true",
+        help="read JSON lines on stdin, write one JSON answer per line",
+    )
+    check.add_argument("--mode", choices=MODES, help="the permission mode (default: settings)")
+    check.add_argument("--cwd", type=Path, default=None, help="the working directory")
+    for behavior in ("allow", "deny", "ask"):
+        check.add_argument(
+            f"--{behavior}",
+            action="append",
+            default=[],
+            metavar="RULE",
+            help=f"an extra {behavior} rule (repeatable)",
+        )
+    check.add_argument("--isolated", action="store_true", help="read no settings file")
+    check.add_argument("--json", action="store_true", help="answer as JSON")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "check":
+        if not args.batch and (args.tool is None or args.input is None):
+            parser.error("check needs a TOOL and its INPUT, or --batch")
+        return run_check(args)
     from .app import ProctorApp
 
     ProctorApp().run()
+    return 0
+
+
+def run_check(args: argparse.Namespace) -> int:
+    import asyncio
+    import json
+
+    from core.check import Checker, CheckError, CheckRequest, check_batch
+    from core.registry import ToolPool, all_base_tools
+
+    cwd = (args.cwd or Path.cwd()).resolve()
+    checker = Checker(ToolPool(all_base_tools()), cwd=cwd, isolated=args.isolated)
+    if args.batch:
+
+        async def batch() -> None:
+            write = sys.stdout.write
+            async for answer in check_batch(checker, sys.stdin, cwd):
+                write(json.dumps(answer) + "\n")
+
+        asyncio.run(batch())
+        return 0
+    request = CheckRequest(
+        args.tool, args.input, args.mode, cwd, tuple(args.allow), tuple(args.deny), tuple(args.ask)
+    )
+    try:
+        result = asyncio.run(checker.check(request))
+    except CheckError as error:
+        if args.json:
+            print(json.dumps({"error": str(error)}))
+        else:
+            print(f"proctor check: {error}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(result.as_json()))
+    else:
+        print(result.as_text(args.input if isinstance(args.input, str) else ""))
     return 0

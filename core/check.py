@@ -1,0 +1,235 @@
+"""`proctor check`: what would happen to a tool call, without running it.
+
+Users test their rules with it, one call at a time or as JSON lines through `--batch`. It
+runs the real decision chain on the real tools, reading the same settings a session would
+(unless `--isolated`), and says in plain words which rule from which file, which mode, or
+which part of a command decided. Hooks are not run: they are programs with effects, and
+check never runs anything.
+
+Settings are read once per working directory and rule set, so a batch of thousands of
+requests against one project reads its files once.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from .app_state import AppState, AppStateStore
+from .executor.calls import ToolCall, classify
+from .executor.lifecycle import format_input_error
+from .hooks import NO_PRE_OUTCOME
+from .permissions.context import PermissionMode, ToolPermissionContext
+from .permissions.decide import evaluate, prepare
+from .permissions.decision import DecidedBy, PermissionDecision
+from .permissions.modes import MODE_LABELS, parse_mode
+from .permissions.setup import permission_context_from
+from .registry import ToolPool
+from .settings import load_settings
+from .tool import ToolContext, ToolOptions
+from .trust import is_trusted
+
+Behavior = Literal["allow", "ask", "deny"]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckRequest:
+    tool: str
+    input: Any
+    mode: PermissionMode | None = None
+    cwd: Path | None = None
+    allow: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+    ask: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    tool: str
+    behavior: Behavior
+    reason: str
+    decided_by: DecidedBy
+    read_only: bool
+    concurrency_safe: bool
+    mode: PermissionMode
+    notes: tuple[str, ...] = field(default=())
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "behavior": self.behavior,
+            "reason": self.reason,
+            "read_only": self.read_only,
+            "concurrency_safe": self.concurrency_safe,
+            "decided_by": {"kind": self.decided_by.kind, "detail": self.decided_by.detail},
+            "mode": self.mode,
+        }
+
+    def as_text(self, summary: str) -> str:
+        lines = [
+            f"{self.behavior}: {self.tool}({summary})",
+            f"  why: {self.reason}",
+            f"  decided by: {explain(self.decided_by)}",
+            f"  mode: {MODE_LABELS[self.mode]} · read-only: {_yes(self.read_only)} · "
+            f"may run beside other calls: {_yes(self.concurrency_safe)}",
+        ]
+        lines += [f"  note: {note}" for note in self.notes]
+        return "\n".join(lines)
+
+
+class CheckError(ValueError):
+    """A request that cannot be checked; the message says why and what to give instead."""
+
+
+def explain(decided_by: DecidedBy) -> str:
+    kind, detail = decided_by.kind, decided_by.detail
+    return {
+        "rule": detail,
+        "hook": f"a hook: {detail}",
+        "mode": f"the mode: {detail}",
+        "tool": detail,
+        "user": f"the user: {detail}",
+        "analysis": f"the command analysis: {detail}",
+        "default": f"the default: {detail}",
+    }[kind]
+
+
+class Checker:
+    def __init__(self, tools: ToolPool, *, cwd: Path, isolated: bool = False) -> None:
+        self.tools = tools
+        self.cwd = cwd
+        self.isolated = isolated
+        self._contexts: dict[tuple[Any, ...], tuple[ToolPermissionContext, tuple[str, ...]]] = {}
+
+    def permission_context(
+        self, request: CheckRequest
+    ) -> tuple[ToolPermissionContext, tuple[str, ...]]:
+        cwd = (request.cwd or self.cwd).resolve()
+        key = (cwd, request.mode, request.allow, request.deny, request.ask)
+        if key not in self._contexts:
+            settings = load_settings(
+                cwd, allow=request.allow, deny=request.deny, ask=request.ask, isolated=self.isolated
+            )
+            trusted = self.isolated or is_trusted(cwd)
+            context, notes = permission_context_from(
+                settings,
+                mode=request.mode,
+                allow_bypass=request.mode == "bypassPermissions",
+                trusted=trusted,
+            )
+            problems = tuple(str(problem) for problem in settings.problems)
+            if not trusted and settings.has_project_hooks_or_settings:
+                notes += ("this project is not trusted yet, as a new session would see it",)
+            self._contexts[key] = (context, problems + notes)
+        return self._contexts[key]
+
+    async def check(self, request: CheckRequest) -> CheckResult:
+        tool = self.tools.find(request.tool)
+        if tool is None:
+            raise CheckError(
+                f"unknown tool {request.tool!r}; the tools are: {', '.join(self.tools.names)}"
+            )
+        raw = coerce_input(tool.input_json_schema(), request.input)
+        try:
+            parsed = tool.parse_input(raw)
+        except (ValidationError, ValueError, TypeError) as error:
+            raise CheckError(format_input_error(tool.name, error)) from None
+        permissions, notes = self.permission_context(request)
+        cwd = (request.cwd or self.cwd).resolve()
+        context = ToolContext(
+            cwd=cwd,
+            app_state=AppStateStore(AppState(permission_context=permissions)),
+            options=ToolOptions(tools=self.tools),
+        )
+        own = await tool.check_permissions(parsed, context)
+        decision: PermissionDecision = evaluate(
+            prepare(tool, parsed, cwd, permissions), NO_PRE_OUTCOME, own
+        )
+        safe = classify(ToolCall("check", tool.name, raw), self.tools).concurrency_safe
+        try:
+            read_only = bool(tool.is_read_only(parsed))
+        except Exception:
+            read_only = False
+        reason = getattr(decision, "message", "") or f"allowed by {explain(decision.decided_by)}"
+        return CheckResult(
+            tool.name,
+            decision.behavior,
+            reason,
+            decision.decided_by,
+            read_only,
+            safe,
+            permissions.mode,
+            notes,
+        )
+
+
+def coerce_input(schema: Mapping[str, Any], given: Any) -> Any:
+    """The input as a JSON object. Plain text is accepted for a tool with one required text
+    field (`proctor check Bash 'git status'`)."""
+    if isinstance(given, str):
+        text = given.strip()
+        if text.startswith("{"):
+            try:
+                return json.loads(text)
+            except json.JSONDecodeError as error:
+                raise CheckError(f"the input looks like JSON but is not valid: {error}") from None
+        required = schema.get("required", [])
+        properties = schema.get("properties", {})
+        if len(required) == 1 and properties.get(required[0], {}).get("type") == "string":
+            return {required[0]: given}
+        fields = ", ".join(sorted(properties))
+        raise CheckError(f"give the input as a JSON object with the fields: {fields}")
+    return given
+
+
+def request_from_json(line: Mapping[str, Any], cwd: Path) -> CheckRequest:
+    """One `--batch` request: {"tool", "input", "mode"?, "cwd"?, "rules"?: {allow, deny, ask}}."""
+    if not isinstance(line, Mapping):
+        raise CheckError("each line must be a JSON object")
+    tool = line.get("tool")
+    if not isinstance(tool, str):
+        raise CheckError('"tool" must be the name of a tool')
+    if "input" not in line:
+        raise CheckError('"input" is missing')
+    rules = line.get("rules") or {}
+    if not isinstance(rules, Mapping):
+        raise CheckError('"rules" must be an object with "allow", "deny" and "ask" lists')
+    lists = {}
+    for behavior in ("allow", "deny", "ask"):
+        value = rules.get(behavior, [])
+        if not isinstance(value, list) or not all(isinstance(r, str) for r in value):
+            raise CheckError(f'"rules.{behavior}" must be a list of rule strings')
+        lists[behavior] = tuple(value)
+    mode = line.get("mode")
+    where = line.get("cwd")
+    if where is not None and not isinstance(where, str):
+        raise CheckError('"cwd" must be a path')
+    return CheckRequest(
+        tool=tool,
+        input=line["input"],
+        mode=parse_mode(mode) if isinstance(mode, str) else None,
+        cwd=(cwd / where) if where else None,
+        **lists,
+    )
+
+
+async def check_batch(
+    checker: Checker, lines: Iterable[str], cwd: Path
+) -> AsyncIterator[dict[str, Any]]:
+    """Yield one JSON-ready answer per input line, in order; a bad line gets {"error"}."""
+    for line in lines:
+        if not line.strip():
+            continue
+        try:
+            request = request_from_json(json.loads(line), cwd)
+            yield (await checker.check(request)).as_json()
+        except (CheckError, ValueError) as error:
+            yield {"error": str(error)}
+
+
+def _yes(flag: bool) -> str:
+    return "yes" if flag else "no"
