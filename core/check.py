@@ -93,7 +93,7 @@ def explain(decided_by: DecidedBy) -> str:
         "mode": f"the mode: {detail}",
         "tool": detail,
         "user": f"the user: {detail}",
-        "analysis": f"the command analysis: {detail}",
+        "analysis": "the command analysis (tree-sitter-bash)",
         "default": f"the default: {detail}",
     }[kind]
 

@@ -26,11 +26,18 @@ AnyTool = Tool[Any]
 
 
 def all_base_tools() -> list[AnyTool]:
-    """Every built-in tool of this build, enabled or not.
+    """Every built-in tool of this build, enabled or not: one module each in core/tools/.
 
-    The built-in tools live in core/tools/, one module each, and are listed here.
-    """
-    return []
+    Imported here, not at module level, so that importing the registry (as the executor
+    does) stays cheap and free of import cycles."""
+    from .tools.bash import Bash
+    from .tools.edit import Edit
+    from .tools.kill_shell import KillShell
+    from .tools.read import Read
+    from .tools.task_output import TaskOutput
+    from .tools.write import Write
+
+    return [Bash(), Edit(), KillShell(), Read(), TaskOutput(), Write()]
 
 
 def get_tools(
