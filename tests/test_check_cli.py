@@ -1,0 +1,66 @@
+"""`proctor check` as users run it: the real command line on the real built-in tools."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def check(*args: str, stdin: str | None = None, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tui", "check", "--isolated", "--cwd", str(cwd), *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
+
+
+def test_a_single_call_in_words_and_in_json(tmp_path: Path):
+    words = check("--deny", "Bash(git push:*)", "Bash", "git push origin main", cwd=tmp_path)
+    assert words.returncode == 0, words.stderr
+    assert words.stdout.startswith("deny: Bash(git push origin main)")
+    assert "the deny rule Bash(git push:*) (cli)" in words.stdout
+    answer = json.loads(check("--json", "Bash", "ls -la", cwd=tmp_path).stdout)
+    assert answer["behavior"] == "allow" and answer["read_only"] and answer["concurrency_safe"]
+
+
+def test_modes_change_the_answer(tmp_path: Path):
+    edit = json.dumps({"file_path": str(tmp_path / "a.txt"), "content": "x"})
+    assert json.loads(check("--json", "Write", edit, cwd=tmp_path).stdout)["behavior"] == "ask"
+    accepted = check("--json", "--mode", "acceptEdits", "Write", edit, cwd=tmp_path)
+    assert json.loads(accepted.stdout)["behavior"] == "allow"
+    planned = check("--json", "--mode", "plan", "Write", edit, cwd=tmp_path)
+    assert json.loads(planned.stdout)["behavior"] == "deny"
+
+
+def test_batch_keeps_order_and_answers_bad_lines_with_errors(tmp_path: Path):
+    lines = (
+        "\n".join(
+            [
+                json.dumps({"tool": "Bash", "input": {"command": "git status"}}),
+                "{broken",
+                json.dumps(
+                    {"tool": "Bash", "input": {"command": "rm -rf /"}, "mode": "bypassPermissions"}
+                ),
+                json.dumps({"tool": "Nope", "input": {}}),
+            ]
+        )
+        + "\n"
+    )
+    result = check("--batch", stdin=lines, cwd=tmp_path)
+    answers = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [a.get("behavior", "error") for a in answers] == ["allow", "error", "ask", "error"]
+    assert "unknown tool 'Nope'" in answers[3]["error"]
+
+
+def test_bad_input_is_an_error_with_exit_status_2(tmp_path: Path):
+    result = check("Read", '{"file_path": 3}', cwd=tmp_path)
+    assert result.returncode == 2 and "file_path" in result.stderr
+    missing = check("Bash", cwd=tmp_path)
+    assert missing.returncode == 2 and "needs a TOOL and its INPUT" in missing.stderr
