@@ -32,12 +32,14 @@ def all_base_tools() -> list[AnyTool]:
     does) stays cheap and free of import cycles."""
     from .tools.bash import Bash
     from .tools.edit import Edit
+    from .tools.glob import GlobTool
+    from .tools.grep import GrepTool
     from .tools.kill_shell import KillShell
     from .tools.read import Read
     from .tools.task_output import TaskOutput
     from .tools.write import Write
 
-    return [Bash(), Edit(), KillShell(), Read(), TaskOutput(), Write()]
+    return [Bash(), Edit(), GlobTool(), GrepTool(), KillShell(), Read(), TaskOutput(), Write()]
 
 
 def get_tools(
