@@ -113,6 +113,25 @@ class ToolCancelled(ToolEvent):
     message: str
 
 
+@dataclass(slots=True, kw_only=True)
+class TodosChanged(EngineEvent):
+    """The agent's todo list was replaced (TodoWrite)."""
+
+    kind: ClassVar[str] = "todos"
+    todos: tuple[Any, ...]
+    agent_id: str | None = None
+
+
+@dataclass(slots=True, kw_only=True)
+class ModeChanged(EngineEvent):
+    """The permission mode changed (the mode key, plan mode entered or approved)."""
+
+    kind: ClassVar[str] = "mode"
+    mode: str
+    previous: str
+    why: str = ""
+
+
 EventSink = Callable[[EngineEvent], None]
 
 

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from .permissions.context import PermissionMode
 from .permissions.decision import DecidedBy
 
 
@@ -48,3 +50,73 @@ PermissionAnswer = Approve | Reject
 
 class PermissionPort(Protocol):
     async def request_permission(self, request: PermissionRequest) -> PermissionAnswer: ...
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionOption:
+    label: str
+    description: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    question: str
+    header: str
+    """A short tag for the question (a few words), shown as its title."""
+    options: tuple[QuestionOption, ...]
+    multi_select: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionRequest:
+    tool_use_id: str
+    questions: tuple[Question, ...]
+    agent_label: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Answers:
+    answers: Mapping[str, str]
+    """Question text → the chosen label (labels joined with ", " for multi-select), or the
+    user's own words when none of the options fit."""
+
+
+@dataclass(frozen=True, slots=True)
+class AllowedPrompt:
+    """A kind of action a plan says it will need ("run tests"), granted when it is approved."""
+
+    tool: str
+    prompt: str
+
+
+@dataclass(frozen=True, slots=True)
+class PlanRequest:
+    tool_use_id: str
+    plan: str
+    plan_path: Path
+    allowed_prompts: tuple[AllowedPrompt, ...] = ()
+    agent_label: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PlanApproved:
+    mode: PermissionMode = "default"
+    """The mode to continue in: acceptEdits (edits run) or default (each edit asks)."""
+
+
+@dataclass(frozen=True, slots=True)
+class KeepPlanning:
+    feedback: str = ""
+
+
+PlanAnswer = PlanApproved | KeepPlanning
+
+
+class UserPort(Protocol):
+    """Questions only a person can answer. None in ToolOptions means nobody is there."""
+
+    async def ask_questions(self, request: QuestionRequest) -> Answers | None:
+        """The answers, or None if the user dismissed the questions."""
+        ...
+
+    async def review_plan(self, request: PlanRequest) -> PlanAnswer: ...

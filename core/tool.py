@@ -30,6 +30,8 @@ from .permissions.context import ToolPermissionContext
 from .permissions.targets import RuleTarget
 
 if TYPE_CHECKING:
+    from .events import EventSink
+    from .ports import UserPort
     from .registry import ToolPool
 
 DEFAULT_MAX_RESULT_SIZE_CHARS = 50_000
@@ -103,6 +105,10 @@ class ToolOptions:
     discovered_tools: frozenset[str] = frozenset()
     """Deferred tools whose schema the model has loaded through ToolSearch."""
     session_dir: Path | None = None
+    user_port: UserPort | None = None
+    """Where questions and plans go to a person; None when nobody can answer (headless)."""
+    events: EventSink | None = None
+    """For tools whose effect the front end shows beyond the call itself (todos, mode)."""
 
 
 @dataclass(frozen=True)
