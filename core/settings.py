@@ -16,7 +16,8 @@ Why it is shaped this way:
   Unknown keys are ignored so newer files work with older proctors.
 - Rules from every source are kept, each remembering its source and file: the decision chain
   makes a deny anywhere beat an allow anywhere, so nothing here may drop a rule.
-- Scalars (`defaultMode`, `readClaudeSettings`) come from the highest source that sets them;
+- Scalars (`defaultMode`, `modeCycle`, `readClaudeSettings`) come from the highest source
+  that sets them;
   `mcpServers` merge by name, the higher source winning a name.
 - `additionalDirectories` resolve against the directory of the file declaring them
   (`~` expands), so a file means the same thing whichever directory proctor starts in.
@@ -44,6 +45,7 @@ import platformdirs
 
 from .hooks import HOOK_EVENTS, HookEvent
 from .permissions.context import PERMISSION_MODES, PermissionMode, PermissionRule, RuleBehavior
+from .permissions.modes import parse_cycle
 from .permissions.rules import RuleSyntaxError, parse_rule
 
 SettingsSource = Literal[
@@ -116,6 +118,8 @@ class Settings:
     """Which source set `default_mode` (a cloned project may not widen it untrusted)."""
     directory_sources: tuple[SettingsSource, ...] = ()
     """The source of each of `additional_directories`, in the same order."""
+    mode_cycle: tuple[PermissionMode, ...] | None = None
+    """`permissions.modeCycle`: the modes the mode key steps through, if not the usual."""
 
     @property
     def has_project_hooks_or_settings(self) -> bool:
@@ -153,6 +157,7 @@ class _Layer:
     path: Path | None
     rules: list[PermissionRule] = field(default_factory=list)
     default_mode: PermissionMode | None = None
+    mode_cycle: tuple[PermissionMode, ...] | None = None
     directories: list[Path] = field(default_factory=list)
     hooks: list[HookEntry] = field(default_factory=list)
     mcp_servers: dict[str, Any] = field(default_factory=dict)
@@ -222,6 +227,13 @@ class _FileParser:
                 self.problem(
                     ("permissions", "defaultMode"), f"{shown} is not a mode; use one of {valid}"
                 )
+        if "modeCycle" in permissions:
+            at = ("permissions", "modeCycle")
+            names = [text for _, text in self.strings(at, permissions["modeCycle"], "mode names")]
+            try:
+                self.layer.mode_cycle = parse_cycle(names)
+            except ValueError as error:
+                self.problem(at, f"{error}; the usual cycle is used")
         if "additionalDirectories" in permissions:
             at = ("permissions", "additionalDirectories")
             base = self.layer.path.parent if self.layer.path else Path.cwd()
@@ -425,6 +437,7 @@ def _merge(layers: list[_Layer], problems: list[SettingsProblem]) -> Settings:
         rules=tuple(rule for layer in layers for rule in layer.rules),
         default_mode=mode_layer.default_mode if mode_layer else None,
         default_mode_source=mode_layer.source if mode_layer else None,
+        mode_cycle=next((lay.mode_cycle for lay in layers if lay.mode_cycle), None),
         additional_directories=tuple(directories),
         directory_sources=tuple(directories.values()),
         hooks=tuple(entry for layer in layers for entry in layer.hooks),

@@ -438,3 +438,16 @@ def test_the_line_finder_is_not_fooled_by_strings_and_nesting(project: Path) -> 
     assert rule_strings(settings, "allow") == [("Grep", "project")]
     (problem,) = settings.problems
     assert (problem.path, problem.line, problem.column) == (path, 3, 28)
+
+
+def test_the_mode_cycle_comes_from_settings_and_a_bad_one_is_reported(tmp_path, monkeypatch):
+    monkeypatch.setenv("PROCTOR_CONFIG_DIR", str(tmp_path / "config"))
+    project = tmp_path / "p"
+    (project / ".proctor").mkdir(parents=True)
+    file = project / ".proctor" / "settings.json"
+    file.write_text('{"permissions": {"modeCycle": ["default", "plan"]}}')
+    assert load_settings(project).mode_cycle == ("default", "plan")
+    file.write_text('{"permissions": {"modeCycle": ["default", "warp"]}}')
+    settings = load_settings(project)
+    assert settings.mode_cycle is None
+    assert "warp" in str(settings.problems[0]) and "modeCycle" in str(settings.problems[0])
