@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from core.hook_runner import CommandHookRunner
 from core.hooks import (
     NO_PRE_OUTCOME,
-    CommandHookRunner,
     EventHookOutcome,
     HookCall,
     HookEvent,
