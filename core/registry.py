@@ -30,16 +30,34 @@ def all_base_tools() -> list[AnyTool]:
 
     Imported here, not at module level, so that importing the registry (as the executor
     does) stays cheap and free of import cycles."""
+    from .tools.ask_user import AskUserQuestion
     from .tools.bash import Bash
     from .tools.edit import Edit
     from .tools.glob import GlobTool
     from .tools.grep import GrepTool
     from .tools.kill_shell import KillShell
+    from .tools.plan_mode import EnterPlanMode, ExitPlanMode
     from .tools.read import Read
     from .tools.task_output import TaskOutput
+    from .tools.todo_write import TodoWrite
+    from .tools.tool_search import ToolSearch
     from .tools.write import Write
 
-    return [Bash(), Edit(), GlobTool(), GrepTool(), KillShell(), Read(), TaskOutput(), Write()]
+    return [
+        AskUserQuestion(),
+        Bash(),
+        Edit(),
+        EnterPlanMode(),
+        ExitPlanMode(),
+        GlobTool(),
+        GrepTool(),
+        KillShell(),
+        Read(),
+        TaskOutput(),
+        TodoWrite(),
+        ToolSearch(),
+        Write(),
+    ]
 
 
 def get_tools(

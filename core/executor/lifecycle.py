@@ -304,7 +304,7 @@ class _CallRun:
         request = PermissionRequest(
             tool_use_id=self.call.id,
             tool_name=tool.name,
-            input=_as_mapping(parsed.model_dump(mode="json", exclude_unset=True)),
+            input=_as_mapping(parsed.model_dump(mode="json", exclude_unset=True, by_alias=True)),
             summary=_summary(tool, parsed),
             message=decision.message,
             decided_by=decision.decided_by,
