@@ -53,6 +53,11 @@ def build_parser() -> argparse.ArgumentParser:
         )
     check.add_argument("--isolated", action="store_true", help="read no settings file")
     check.add_argument("--json", action="store_true", help="answer as JSON")
+    sessions = commands.add_parser(
+        "sessions", help="list this project's sessions, most recently active first"
+    )
+    sessions.add_argument("--cwd", type=Path, default=None, help="the project directory")
+    sessions.add_argument("--json", action="store_true", help="one JSON object per session")
     return parser
 
 
@@ -63,6 +68,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.batch and (args.tool is None or args.input is None):
             parser.error("check needs a TOOL and its INPUT, or --batch")
         return run_check(args)
+    if args.command == "sessions":
+        return run_sessions(args)
     from .app import ProctorApp
 
     ProctorApp().run()
@@ -102,4 +109,40 @@ def run_check(args: argparse.Namespace) -> int:
         print(json.dumps(result.as_json()))
     else:
         print(result.as_text(args.input if isinstance(args.input, str) else ""))
+    return 0
+
+
+def run_sessions(args: argparse.Namespace) -> int:
+    import json
+    import time
+
+    from core.agent.sessions import list_sessions
+
+    project = (args.cwd or Path.cwd()).resolve()
+    summaries = list_sessions(project)
+    if args.json:
+        for summary in summaries:
+            print(
+                json.dumps(
+                    {
+                        "id": summary.id,
+                        "created": summary.created,
+                        "last_activity": summary.last_activity,
+                        "title": summary.title,
+                        "model": summary.model,
+                        "messages": summary.messages,
+                        "turns": summary.turns,
+                        "ended_cleanly": summary.ended_cleanly,
+                    }
+                )
+            )
+        return 0
+    if not summaries:
+        print(f"No sessions for {project} yet.")
+        return 0
+    for summary in summaries:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(summary.last_activity))
+        state = "" if summary.ended_cleanly else "  (did not end cleanly)"
+        title = summary.title or "(no prompt yet)"
+        print(f"{summary.id}  {when}  {summary.turns:>3} turns  {title}{state}")
     return 0
