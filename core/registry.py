@@ -36,11 +36,13 @@ def all_base_tools() -> list[AnyTool]:
     from .tools.glob import GlobTool
     from .tools.grep import GrepTool
     from .tools.kill_shell import KillShell
+    from .tools.notebook_edit import NotebookEdit
     from .tools.plan_mode import EnterPlanMode, ExitPlanMode
     from .tools.read import Read
     from .tools.task_output import TaskOutput
     from .tools.todo_write import TodoWrite
     from .tools.tool_search import ToolSearch
+    from .tools.webfetch import WebFetch
     from .tools.write import Write
 
     return [
@@ -52,10 +54,12 @@ def all_base_tools() -> list[AnyTool]:
         GlobTool(),
         GrepTool(),
         KillShell(),
+        NotebookEdit(),
         Read(),
         TaskOutput(),
         TodoWrite(),
         ToolSearch(),
+        WebFetch(),
         Write(),
     ]
 
