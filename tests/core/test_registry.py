@@ -9,6 +9,7 @@ from tools_for_tests import Sleep
 from core.permissions.context import ToolPermissionContext
 from core.permissions.rules import parse_rule
 from core.registry import ToolPool, all_base_tools, assemble_tool_pool, get_tools
+from core.tool import ToolOptions
 
 
 def named(*names: str) -> list[Sleep]:
@@ -113,3 +114,32 @@ def test_deferred_tools_are_listed_unless_they_always_load():
 
     pool = ToolPool([Deferred(name="D"), Pinned(name="P"), Sleep(name="S")])
     assert [t.name for t in pool.deferred()] == ["D"]
+
+
+def test_the_built_in_tools_are_all_there_with_schemas_the_model_can_read(monkeypatch):
+    monkeypatch.delenv("PROCTOR_SIMPLE", raising=False)
+    pool = assemble_tool_pool(ToolPermissionContext())
+    assert pool.names == (
+        "AskUserQuestion",
+        "Bash",
+        "Edit",
+        "EnterPlanMode",
+        "ExitPlanMode",
+        "Glob",
+        "Grep",
+        "KillShell",
+        "NotebookEdit",
+        "Read",
+        "TaskOutput",
+        "TodoWrite",
+        "ToolSearch",
+        "WebFetch",
+        "Write",
+    )
+    for tool in pool:
+        schema = tool.input_json_schema()
+        assert schema["type"] == "object", tool.name
+        assert tool.prompt(ToolOptions()).strip(), tool.name
+        assert tool.description, tool.name
+    monkeypatch.setenv("PROCTOR_SIMPLE", "1")
+    assert assemble_tool_pool(ToolPermissionContext()).names == ("Bash", "Edit", "Read")
