@@ -1,0 +1,493 @@
+"""The agent loop: ask the model, run the tools it calls while it streams, repeat.
+
+One `send(prompt)` runs model requests until the model ends its turn, `max_turns` requests
+have been made, the user interrupts, or a hook stops continuation. Each request:
+
+- is built from the session's messages with the tool-result budget applied (results.py; one
+  `ContentReplacementState` for the session, so earlier requests repeat byte for byte);
+- streams; each tool_use goes to a `StreamingToolExecutor` the moment its block is complete,
+  and results finish while the model is still writing;
+- ends with the assistant message and one user message holding every tool_result in call
+  order (hook context as text after them: the API wants results first).
+
+Why it is shaped this way:
+
+- A tool_use cut off by max_tokens must not run. Its `content_block_stop` arrives before the
+  `message_delta` that says max_tokens, and the SDK hands over a partial input without
+  complaint. So the loop keeps each block's raw JSON and runs a block only if that JSON
+  parses as a whole: a cut block gets an error result telling the model why instead. This
+  needs no waiting for the stop reason, so complete calls still start at once.
+- A stream that fails part way is retried as a whole, with a new executor: the calls the
+  broken stream started are discarded (`discard()` cancels what it can) and their
+  assistant message never enters the conversation; the retried response replaces it.
+- Interrupting is an abort signal per `send`: the executor listens to it (cancelling calls
+  by their interrupt behaviour) and the loop races the stream against it. The partial
+  assistant message is kept with a result for every call it made, so the conversation stays
+  one the API accepts, followed by a note that the user interrupted.
+- Nothing escapes: API errors become `Retrying` and `TurnError` events, and `send` returns
+  a `TurnEnded` saying why it stopped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
+
+from ..abort import AbortController, AbortSignal
+from ..events import EngineEvent, EventSink
+from ..executor import ExecutorServices, ResultUpdate, ToolCall, ToolCallOutcome
+from ..executor.calls import cancel_message, cancelled_outcome, error_block
+from ..executor.streaming import StreamingToolExecutor
+from ..results import ContentReplacementState, enforce_tool_result_budget
+from ..tool import ToolContext, ToolResultBlock
+from .model import ModelClient, RetryPolicy, classify_failure
+from .prompt import Environment, system_blocks, tool_definitions
+from .transcript import (
+    Transcript,
+    belongs_in_transcript,
+    event_record,
+    message_record,
+    turn_record,
+)
+
+DEFAULT_MAX_TURNS = 100
+INTERRUPT_MESSAGE = "[The user interrupted. Stop and wait for their next instruction.]"
+TRUNCATED_MESSAGE = (
+    "This call was not run: the response hit the output token limit (max_tokens) while "
+    "its input was being written, so the input is incomplete. Make the call again with "
+    "the complete input; if it is large, split the work into smaller calls."
+)
+MISSING_RESULT_MESSAGE = "This call produced no result (an internal error); it may not have run."
+
+
+# -- events ---------------------------------------------------------------------------------
+
+
+@dataclass(slots=True, kw_only=True)
+class TextDelta(EngineEvent):
+    """A piece of the assistant's text as it streams."""
+
+    kind: ClassVar[str] = "text"
+    text: str
+
+
+@dataclass(slots=True, kw_only=True)
+class AssistantMessage(EngineEvent):
+    """A complete assistant message, as it enters the conversation."""
+
+    kind: ClassVar[str] = "assistant_message"
+    content: tuple[Mapping[str, Any], ...]
+    stop_reason: str | None
+
+
+@dataclass(slots=True, kw_only=True)
+class Retrying(EngineEvent):
+    """A request failed and will be tried again after `delay_s` ("retrying in 4 s")."""
+
+    kind: ClassVar[str] = "retrying"
+    attempt: int
+    delay_s: float
+    error: str
+    discarded_calls: int = 0
+    """Tool calls the failed stream had started, now cancelled or ignored."""
+
+    def describe(self) -> str:
+        return f"{self.error}; retrying in {self.delay_s:.0f} s (attempt {self.attempt + 1})"
+
+
+@dataclass(slots=True, kw_only=True)
+class TurnError(EngineEvent):
+    """The turn stopped on an error retries could not cure; `message` says what to do."""
+
+    kind: ClassVar[str] = "turn_error"
+    message: str
+
+
+@dataclass(slots=True, kw_only=True)
+class Interrupted(EngineEvent):
+    kind: ClassVar[str] = "interrupted"
+
+
+@dataclass(slots=True, kw_only=True)
+class TurnEnded(EngineEvent):
+    """`send` is done: why (end_turn, max_turns, interrupted, error, a hook's reason...)."""
+
+    kind: ClassVar[str] = "turn_ended"
+    stop_reason: str
+    requests: int
+    usage: dict[str, int]
+
+
+_NOT_RECORDED = (TextDelta, AssistantMessage)  # the message records say it all
+
+
+# -- one request's stream -------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Stream:
+    """What one streaming attempt has seen so far."""
+
+    blocks: list[dict[str, Any]] = field(default_factory=list)
+    partial_text: str = ""
+    raw_json: dict[int, list[str]] = field(default_factory=dict)
+    added: list[str] = field(default_factory=list)
+    truncated: set[str] = field(default_factory=set)
+    outcomes: dict[str, ToolCallOutcome] = field(default_factory=dict)
+    final: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Step:
+    stop: str | None
+    """None: make another request; otherwise why the loop stops."""
+
+
+class AgentLoop:
+    def __init__(
+        self,
+        model: ModelClient,
+        services: ExecutorServices,
+        context: ToolContext,
+        *,
+        messages: Sequence[Mapping[str, Any]] = (),
+        transcript: Transcript | None = None,
+        max_turns: int = DEFAULT_MAX_TURNS,
+        retry: RetryPolicy | None = None,
+        environment: Environment | None = None,
+        extra_prompt: str = "",
+    ) -> None:
+        self.model = model
+        self.messages: list[dict[str, Any]] = [dict(m) for m in messages]
+        self._sink: EventSink = services.sink
+        self.services = replace(services, sink=self._emit)
+        self.context = context
+        self.transcript = transcript
+        self.max_turns = max_turns
+        self.retry = retry or RetryPolicy()
+        self.environment = environment or Environment(cwd=context.cwd)
+        self.extra_prompt = extra_prompt
+        self.replacements = ContentReplacementState()
+        self.requests = 0
+        """Model requests made in this session (successful attempts)."""
+        self._abort: AbortController | None = None
+        self._usage: dict[str, int] = {}
+
+    # -- the front end's side --------------------------------------------------------------
+
+    def interrupt(self) -> None:
+        """Esc: abort the running turn (no effect between turns)."""
+        if self._abort is not None:
+            self._abort.abort("interrupt")
+
+    @property
+    def running(self) -> bool:
+        return self._abort is not None
+
+    async def send(self, prompt: str) -> TurnEnded:
+        """Run the agent on `prompt` until it stops; returns (and emits) why it stopped."""
+        if self._abort is not None:
+            raise RuntimeError("a turn is already running; interrupt it or wait")
+        abort = self._abort = AbortController()
+        started = time.monotonic()
+        self._usage = {}
+        requests = 0
+        self._append_user([{"type": "text", "text": prompt}])
+        stop = "max_turns"
+        try:
+            for _ in range(self.max_turns):
+                requests += 1
+                step = await self._request(abort.signal)
+                if step.stop is not None:
+                    stop = step.stop
+                    break
+        finally:
+            self._abort = None
+        ended = TurnEnded(stop_reason=stop, requests=requests, usage=dict(self._usage))
+        self.services.emit(ended)
+        if self.transcript is not None:
+            self.transcript.append(
+                turn_record(
+                    self.requests,
+                    stop_reason=stop,
+                    duration_s=time.monotonic() - started,
+                    usage=ended.usage,
+                )
+            )
+            self.transcript.sync()
+        return ended
+
+    # -- one request, retried ----------------------------------------------------------------
+
+    async def _request(self, signal: AbortSignal) -> _Step:
+        self.context = self.context.replace(messages=tuple(self.messages))
+        messages, _ = enforce_tool_result_budget(
+            self.messages, self.replacements, self.services.results
+        )
+        system = system_blocks(
+            self.context.options,
+            self.context.permission_context,
+            self.environment,
+            extra=self.extra_prompt,
+        )
+        tools = tool_definitions(self.context.options)
+        attempt = 0
+        while True:
+            attempt += 1
+            executor = StreamingToolExecutor(self.services, self.context, abort=signal)
+            state = _Stream()
+            task = asyncio.create_task(self._stream(executor, state, system, messages, tools))
+            if await _interrupted_before(task, signal):
+                return await self._interrupted(executor, state)
+            error = task.exception()
+            if error is None:
+                self.requests += 1
+                return await self._finish(executor, state, signal)
+            executor.discard()
+            failure = classify_failure(error)
+            if failure.action == "stop" or attempt >= self.retry.max_attempts:
+                gave_up = "" if failure.action == "stop" else f" (gave up after {attempt} tries)"
+                self.services.emit(TurnError(message=failure.reason + gave_up))
+                return _Step("error")
+            delay = self.retry.delay(attempt)
+            self.services.emit(
+                Retrying(
+                    attempt=attempt,
+                    delay_s=delay,
+                    error=failure.reason,
+                    discarded_calls=len(state.added),
+                )
+            )
+            if await _sleep_unless_aborted(delay, signal):
+                return await self._interrupted(None, _Stream())
+
+    async def _stream(
+        self,
+        executor: StreamingToolExecutor,
+        state: _Stream,
+        system: list[dict[str, Any]],
+        messages: Sequence[Mapping[str, Any]],
+        tools: list[dict[str, Any]],
+    ) -> None:
+        async with self.model.stream(system=system, messages=messages, tools=tools) as stream:
+            async for event in stream:
+                self._on_event(event, executor, state)
+                self._collect(executor.get_completed_results(), state)
+            state.final = await stream.get_final_message()
+
+    def _on_event(self, event: Any, executor: StreamingToolExecutor, state: _Stream) -> None:
+        kind = event.type
+        if kind == "text":
+            state.partial_text += event.text
+            self.services.emit(TextDelta(text=event.text))
+        elif kind == "content_block_start":
+            state.partial_text = ""
+            if event.content_block.type == "tool_use":
+                state.raw_json[event.index] = []
+        elif kind == "content_block_delta":
+            if event.delta.type == "input_json_delta":
+                state.raw_json.setdefault(event.index, []).append(event.delta.partial_json)
+        elif kind == "content_block_stop":
+            block = event.content_block
+            state.blocks.append(_block_dict(block))
+            state.partial_text = ""
+            if block.type == "tool_use":
+                raw = "".join(state.raw_json.pop(event.index, []))
+                if _complete_json(raw):
+                    executor.add_tool(ToolCall(block.id, block.name, block.input))
+                    state.added.append(block.id)
+                else:
+                    state.truncated.add(block.id)
+
+    def _collect(self, updates: Sequence[Any], state: _Stream) -> None:
+        # Progress has reached the sink already (the lifecycle emits it); results are kept.
+        for update in updates:
+            if isinstance(update, ResultUpdate):
+                state.outcomes[update.outcome.tool_use_id] = update.outcome
+
+    # -- after the stream ---------------------------------------------------------------------
+
+    async def _finish(
+        self, executor: StreamingToolExecutor, state: _Stream, signal: AbortSignal
+    ) -> _Step:
+        async for update in executor.get_remaining_results():
+            self._collect([update], state)
+        self.context = executor.context
+        final = state.final
+        self._add_usage(final.usage)
+        content = [_block_dict(block) for block in final.content]
+        content = [b for b in content if not (b["type"] == "text" and not b["text"])]
+        calls = [b["id"] for b in content if b["type"] == "tool_use"]
+        outcomes = [state.outcomes.get(call) for call in calls]
+        results = [
+            _truncated_block(call) if call in state.truncated else _result_block(call, outcome)
+            for call, outcome in zip(calls, outcomes, strict=True)
+        ]
+        notes = [text for o in outcomes if o is not None for text in o.additional_context]
+        if content:
+            self._append_assistant(content, final)
+        user: list[dict[str, Any]] = [dict(r) for r in results]
+        user += [{"type": "text", "text": text} for text in notes]
+        if signal.aborted:
+            user.append({"type": "text", "text": INTERRUPT_MESSAGE})
+        if user:
+            self._append_user(user)
+        if signal.aborted:
+            self.services.emit(Interrupted())
+            return _Step("interrupted")
+        stopping = [o for o in outcomes if o is not None and o.prevent_continuation]
+        if stopping:
+            return _Step(stopping[0].stop_reason or "stopped_by_hook")
+        if not calls:
+            return _Step(str(final.stop_reason or "end_turn"))
+        return _Step(None)
+
+    async def _interrupted(self, executor: StreamingToolExecutor | None, state: _Stream) -> _Step:
+        """Keep what the stream said and did before Esc, with a result for every call."""
+        if executor is not None:
+            # Cancellable calls are cancelled already (the executor listens to the signal);
+            # `block` calls are waited for, so their effects are reported truthfully.
+            async for update in executor.get_remaining_results():
+                self._collect([update], state)
+            self.context = executor.context
+        content = [
+            b
+            for b in state.blocks
+            if (b["type"] == "tool_use" and b["id"] in state.added)
+            or (b["type"] == "text" and b["text"])
+            or b["type"] not in ("tool_use", "text")
+        ]
+        if state.partial_text:
+            content.append({"type": "text", "text": state.partial_text})
+        user: list[dict[str, Any]] = []
+        if content:
+            self._append_assistant(content, None)
+            user = [
+                dict(_result_block(b["id"], state.outcomes.get(b["id"]), interrupted=True))
+                for b in content
+                if b["type"] == "tool_use"
+            ]
+        self._append_user([*user, {"type": "text", "text": INTERRUPT_MESSAGE}])
+        self.services.emit(Interrupted())
+        return _Step("interrupted")
+
+    # -- the conversation ------------------------------------------------------------------
+
+    def _append_assistant(self, content: list[dict[str, Any]], final: Any) -> None:
+        stop_reason = getattr(final, "stop_reason", None)
+        self.messages.append({"role": "assistant", "content": content})
+        self.services.emit(AssistantMessage(content=tuple(content), stop_reason=stop_reason))
+        if self.transcript is not None:
+            usage = final.usage.model_dump() if final is not None else None
+            self.transcript.append(
+                message_record(
+                    "assistant",
+                    content,
+                    model=self.model.model,
+                    stop_reason=stop_reason,
+                    usage=usage,
+                )
+            )
+
+    def _append_user(self, content: list[dict[str, Any]]) -> None:
+        if self.transcript is not None:
+            self.transcript.append(message_record("user", content))
+        last = self.messages[-1] if self.messages else None
+        if last is not None and last["role"] == "user":
+            # Two user messages in a row (an interrupted request, then a new prompt): one
+            # message, results first as the API wants them.
+            previous = last["content"]
+            if isinstance(previous, str):
+                previous = [{"type": "text", "text": previous}]
+            last["content"] = [*previous, *content]
+            return
+        self.messages.append({"role": "user", "content": content})
+
+    def _add_usage(self, usage: Any) -> None:
+        for key, value in (usage.model_dump() if usage is not None else {}).items():
+            if isinstance(value, int):
+                self._usage[key] = self._usage.get(key, 0) + value
+
+    def _emit(self, event: EngineEvent) -> None:
+        self._sink(event)
+        if (
+            self.transcript is not None
+            and not isinstance(event, _NOT_RECORDED)
+            and belongs_in_transcript(event)
+        ):
+            self.transcript.append(event_record(event))
+
+
+# -- helpers --------------------------------------------------------------------------------
+
+
+def _block_dict(block: Any) -> dict[str, Any]:
+    """An SDK content block as the API dict to send back (the SDK's own dump of a
+    tool_use is not always the input the model wrote)."""
+    if block.type == "text":
+        return {"type": "text", "text": block.text}
+    if block.type == "tool_use":
+        tool_input = block.input if isinstance(block.input, dict) else {}
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": tool_input}
+    dumped: dict[str, Any] = block.model_dump(exclude_none=True)
+    dumped.pop("parsed_output", None)
+    return dumped
+
+
+def _complete_json(raw: str) -> bool:
+    if not raw.strip():
+        return True  # a call without input: the SDK gives {}
+    try:
+        return isinstance(json.loads(raw), dict)
+    except ValueError:
+        return False
+
+
+def _truncated_block(tool_use_id: str) -> ToolResultBlock:
+    return error_block(tool_use_id, TRUNCATED_MESSAGE)
+
+
+def _result_block(
+    tool_use_id: str, outcome: ToolCallOutcome | None, *, interrupted: bool = False
+) -> ToolResultBlock:
+    if outcome is not None:
+        return outcome.block
+    if interrupted:
+        call = ToolCall(tool_use_id, "", None)
+        message = cancel_message("user_interrupted")
+        return cancelled_outcome(call, "user_interrupted", message).block
+    return error_block(tool_use_id, MISSING_RESULT_MESSAGE)
+
+
+async def _interrupted_before(task: asyncio.Task[None], signal: AbortSignal) -> bool:
+    """Wait for `task`; True if `signal` aborted first (the task is then cancelled)."""
+    waiter = asyncio.ensure_future(signal.wait())
+    try:
+        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        waiter.cancel()
+        if not task.done() and not signal.aborted:
+            task.cancel()  # `send` itself was cancelled
+    if task.done():
+        return False
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        await task
+    return True
+
+
+async def _sleep_unless_aborted(delay: float, signal: AbortSignal) -> bool:
+    """Sleep `delay` seconds; True (at once) if `signal` aborts meanwhile."""
+    if signal.aborted:
+        return True
+    waiter = asyncio.ensure_future(signal.wait())
+    try:
+        done, _ = await asyncio.wait({waiter}, timeout=max(delay, 0))
+    finally:
+        waiter.cancel()
+    return bool(done)

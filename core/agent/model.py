@@ -1,0 +1,163 @@
+"""The model client: one streamed Messages request, and what to do when it fails.
+
+`ModelClient` wraps an `anthropic.AsyncAnthropic` it is given, so the same code streams from
+the API and from the offline demo model (demo.py: the real SDK over an in-process transport).
+It does not retry by itself: a retry must throw away the tool calls a broken stream started,
+which only the loop can do, and the user must see every retry ("retrying in 4 s"). So
+`from_env` builds the SDK client with `max_retries=0`, and `classify_failure` tells the loop
+whether an error is worth another attempt, and if not, what to tell the user.
+
+`anthropic` takes over a second to import, and importing any core module must stay cheap
+(tests/core/test_import_hygiene.py), so the SDK is imported inside functions only.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from anthropic import AsyncAnthropic
+    from anthropic.lib.streaming import AsyncMessageStream
+
+API_KEY_ENV = "ANTHROPIC_API_KEY"
+DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MAX_TOKENS = 32_000
+
+# Errors carried in the body of a 200 stream (an SSE `error` event) that a retry may cure.
+_RETRYABLE_ERROR_TYPES = frozenset({"overloaded_error", "api_error", "rate_limit_error"})
+
+
+class MissingApiKey(RuntimeError):
+    """No API key in the environment; the message says how to provide one."""
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How often and how patiently a failed request is tried again.
+
+    Attempt n (counting from 1) waits base * 2**(n-1), capped, before attempt n+1."""
+
+    max_attempts: int = 5
+    base_delay_s: float = 1.0
+    max_delay_s: float = 32.0
+
+    def delay(self, attempt: int) -> float:
+        return float(min(self.max_delay_s, self.base_delay_s * 2 ** max(attempt - 1, 0)))
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """What a failed request means: retry it (`reason` says why it failed), or stop the
+    turn (`reason` says what happened and what the user can do)."""
+
+    action: Literal["retry", "stop"]
+    reason: str
+
+
+class ModelClient:
+    """Streams Messages requests for one model through an SDK client."""
+
+    def __init__(
+        self, client: AsyncAnthropic, *, model: str, max_tokens: int = DEFAULT_MAX_TOKENS
+    ) -> None:
+        self.client = client
+        self.model = model
+        self.max_tokens = max_tokens
+
+    @classmethod
+    def from_env(
+        cls,
+        model: str | None = None,
+        *,
+        env: Mapping[str, str] | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+    ) -> ModelClient:
+        """A client for the real API, with the key from ANTHROPIC_API_KEY.
+
+        `model` is what `--model` or the settings chose; None means the default."""
+        environ = os.environ if env is None else env
+        key = environ.get(API_KEY_ENV, "").strip()
+        if not key:
+            raise MissingApiKey(
+                f"{API_KEY_ENV} is not set. Export your Anthropic API key "
+                f"(export {API_KEY_ENV}=sk-ant-...), or run `proctor --demo` to try the "
+                "offline demo without one."
+            )
+        import anthropic
+
+        # The loop retries (and shows each retry); the SDK must not retry behind its back.
+        client = anthropic.AsyncAnthropic(api_key=key, max_retries=0)
+        return cls(client, model=model or DEFAULT_MODEL, max_tokens=max_tokens)
+
+    def stream(
+        self,
+        *,
+        system: Sequence[Mapping[str, Any]],
+        messages: Sequence[Mapping[str, Any]],
+        tools: Sequence[Mapping[str, Any]],
+    ) -> AbstractAsyncContextManager[AsyncMessageStream]:
+        """One streamed request; use as `async with client.stream(...) as stream:`."""
+        extra: dict[str, Any] = {"tools": list(tools)} if tools else {}
+        return self.client.messages.stream(
+            model=self.model,
+            max_tokens=self.max_tokens,
+            system=list(system),  # type: ignore[arg-type]
+            messages=list(messages),  # type: ignore[arg-type]
+            **extra,
+        )
+
+
+def classify_failure(error: BaseException) -> Failure:
+    """Whether a request that raised `error` is worth another attempt.
+
+    Retried: 429, 529 and 5xx, connection failures (before or during the stream) and an
+    overloaded or internal error event in the middle of a stream. Everything else stops the
+    turn, with a message saying what the user can do about it."""
+    import anthropic
+    import httpx2
+
+    if isinstance(error, anthropic.RateLimitError):
+        return Failure("retry", "rate limited (429)")
+    if isinstance(error, anthropic.APIStatusError):
+        status = error.status_code
+        error_type = _body_error_type(error.body)
+        if status == 529 or error_type == "overloaded_error":
+            return Failure("retry", "the API is overloaded")
+        if status == 200 and error_type in _RETRYABLE_ERROR_TYPES:
+            return Failure("retry", f"the stream failed ({error_type})")
+        if status >= 500 or status == 408:
+            return Failure("retry", f"server error ({status})")
+        return Failure("stop", _stop_message(error, status, error_type))
+    if isinstance(error, anthropic.APIConnectionError):
+        return Failure("retry", "the connection failed")
+    if isinstance(error, httpx2.TransportError):
+        return Failure("retry", "the connection dropped")
+    if isinstance(error, anthropic.APIResponseValidationError):
+        return Failure("stop", f"The API's response could not be read: {error}")
+    return Failure("stop", f"The request failed: {type(error).__name__}: {error}")
+
+
+def _body_error_type(body: object) -> str | None:
+    if isinstance(body, Mapping):
+        inner = body.get("error")
+        if isinstance(inner, Mapping) and isinstance(inner.get("type"), str):
+            return str(inner["type"])
+    return None
+
+
+def _stop_message(error: Any, status: int, error_type: str | None) -> str:
+    detail = getattr(error, "message", "") or str(error)
+    if status == 401:
+        return f"The API key was refused (401). Check {API_KEY_ENV}. ({detail})"
+    if status == 403:
+        return f"The API key may not use this (403): {detail}"
+    if status == 404:
+        return f"Not found (404); check the model name given by --model or settings: {detail}"
+    if status == 413:
+        return f"The request is too large (413); start a new session or shorten it: {detail}"
+    kind = f" {error_type}" if error_type else ""
+    return f"The API refused the request ({status}{kind}): {detail}"
