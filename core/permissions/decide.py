@@ -196,6 +196,8 @@ def evaluate(
 def find_rule(call: Call, behavior: RuleBehavior) -> tuple[PermissionRule, bool] | None:
     """The deny (or ask) rule covering this call, and whether it surely does. A specifier
     rule for this tool that the call cannot be checked against is a rule that may cover it."""
+    if not call.permissions.rules:
+        return None  # the common case: skip building per-behaviour lists on every call
     rules = call.permissions.rules_with(behavior)
     if not rules:
         return None
@@ -251,6 +253,8 @@ def _shell_paths_hit(
 
 
 def allowed_by_rules(call: Call) -> tuple[PermissionRule, ...]:
+    if not call.permissions.rules:
+        return ()
     rules = call.permissions.rules_with("allow")
     if not rules:
         return ()
