@@ -24,6 +24,44 @@ def build_parser() -> argparse.ArgumentParser:
         description="Supervised agent runs: watch, approve and steer every tool call.",
     )
     parser.add_argument("--version", action="version", version=f"proctor {__version__}")
+    parser.add_argument(
+        "-p",
+        "--print",
+        dest="prompt",
+        metavar="PROMPT",
+        help="run this prompt headless (no screen) and print what happens",
+    )
+    parser.add_argument(
+        "--output-format",
+        choices=("text", "json", "stream-json"),
+        default="text",
+        help="with -p: text, one JSON result, or JSON lines",
+    )
+    parser.add_argument(
+        "--demo",
+        action="store_true",
+        help="the offline demo model (no key, no network) on a sample project",
+    )
+    parser.add_argument("--scenario", metavar="NAME|PATH", help="the demo's script")
+    parser.add_argument("--model", help="the model to use (default: settings or built in)")
+    parser.add_argument("--permission-mode", choices=MODES, help="the mode to start in")
+    parser.add_argument(
+        "--allow-bypass",
+        action="store_true",
+        help="make bypassPermissions reachable in this session",
+    )
+    parser.add_argument("--max-turns", type=int, default=100, help="model requests at most")
+    parser.add_argument(
+        "--trust", action="store_true", help="trust this project's hooks and settings (headless)"
+    )
+    for behavior in ("allow", "deny", "ask"):
+        parser.add_argument(
+            f"--{behavior}",
+            action="append",
+            default=[],
+            metavar="RULE",
+            help=f"an extra {behavior} rule for this session (repeatable)",
+        )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     check = commands.add_parser(
         "check",
@@ -70,6 +108,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_check(args)
     if args.command == "sessions":
         return run_sessions(args)
+    if args.prompt is not None or args.demo:
+        # Until the supervision screens land, the demo plays headless in the terminal.
+        return run_print(args)
     from .app import ProctorApp
 
     ProctorApp().run()
@@ -146,3 +187,31 @@ def run_sessions(args: argparse.Namespace) -> int:
         title = summary.title or "(no prompt yet)"
         print(f"{summary.id}  {when}  {summary.turns:>3} turns  {title}{state}")
     return 0
+
+
+def run_print(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from core.agent.headless import HeadlessOptions, run_headless
+    from core.agent.scenario import ScenarioError
+
+    options = HeadlessOptions(
+        prompt=args.prompt,
+        cwd=Path.cwd(),
+        output_format=args.output_format,
+        demo=args.demo,
+        scenario=args.scenario,
+        model=args.model,
+        mode=args.permission_mode,
+        allow_bypass=args.allow_bypass,
+        allow=tuple(args.allow),
+        deny=tuple(args.deny),
+        ask=tuple(args.ask),
+        max_turns=args.max_turns,
+        trust=args.trust,
+    )
+    try:
+        return asyncio.run(run_headless(options))
+    except ScenarioError as error:
+        print(f"proctor: {error}", file=sys.stderr)
+        return 2

@@ -114,6 +114,14 @@ class Interrupted(EngineEvent):
 
 
 @dataclass(slots=True, kw_only=True)
+class UserMessage(EngineEvent):
+    """A user message entering the conversation: the prompt, or the turn's tool results."""
+
+    kind: ClassVar[str] = "user_message"
+    content: tuple[Mapping[str, Any], ...]
+
+
+@dataclass(slots=True, kw_only=True)
 class TurnEnded(EngineEvent):
     """`send` is done: why (end_turn, max_turns, interrupted, error, a hook's reason...)."""
 
@@ -397,6 +405,7 @@ class AgentLoop:
     def _append_user(self, content: list[dict[str, Any]]) -> None:
         if self.transcript is not None:
             self.transcript.append(message_record("user", content))
+        self._sink(UserMessage(content=tuple(content)))
         last = self.messages[-1] if self.messages else None
         if last is not None and last["role"] == "user":
             # Two user messages in a row (an interrupted request, then a new prompt): one

@@ -1,0 +1,80 @@
+"""Headless runs: every shipped scenario end to end through the real engine, no screen."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from core.agent.headless import HeadlessOptions, run_headless
+from core.agent.scenario import list_scenarios
+
+
+@pytest.fixture(autouse=True)
+def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PROCTOR_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("PROCTOR_CONFIG_DIR", str(tmp_path / "config"))
+
+
+async def headless(**options) -> tuple[int, list[dict]]:
+    out = io.StringIO()
+    defaults = {
+        "prompt": None,
+        "cwd": Path.cwd(),
+        "output_format": "stream-json",
+        "demo": True,
+        "demo_speed": 0.0,
+    }
+    status = await run_headless(HeadlessOptions(**{**defaults, **options}), out)
+    return status, [json.loads(line) for line in out.getvalue().splitlines()]
+
+
+async def test_stream_json_tells_the_whole_story(tmp_path: Path):
+    status, records = await headless(scenario="quick")
+    assert status == 0
+    init, result = records[0], records[-1]
+    assert init["type"] == "system" and init["subtype"] == "init"
+    assert "Bash" in init["tools"] and init["mode"] == "default"
+    assert result["type"] == "result" and result["session_id"] == init["session_id"]
+    assert result["is_error"] is False and result["num_turns"] >= 2
+    tool_events = [r for r in records if r["type"] == "tool_event"]
+    assert {r["kind"] for r in tool_events} >= {"queued", "started", "completed"}
+    for record in tool_events:
+        assert record["tool_use_id"] and record["name"] and isinstance(record["timestamp"], float)
+    roles = [r["type"] for r in records if r["type"] in ("assistant", "user")]
+    assert roles[0] == "user" and "assistant" in roles
+    results = [
+        b
+        for r in records
+        if r["type"] == "user"
+        for b in r["message"]["content"]
+        if b["type"] == "tool_result"
+    ]
+    assert len(results) == len({r["tool_use_id"] for r in tool_events})
+
+
+async def test_json_prints_one_result(tmp_path: Path):
+    status, records = await headless(scenario="quick", output_format="json")
+    assert status == 0 and len(records) == 1 and records[0]["type"] == "result"
+    assert "textstats" in records[0]["result"]
+
+
+@pytest.mark.parametrize("name", list_scenarios())
+async def test_every_shipped_scenario_runs_headless(name: str):
+    status, records = await headless(scenario=name)
+    assert records[-1]["type"] == "result", name
+    assert status in (0, 1)
+    # A headless run has nobody to ask: nothing waits forever, every call ends.
+    ended = {r["tool_use_id"] for r in records if r.get("kind") in ("completed", "cancelled")}
+    queued = {r["tool_use_id"] for r in records if r.get("kind") == "queued"}
+    assert queued == ended
+
+
+async def test_without_a_key_it_says_how_to_get_one(monkeypatch, capsys):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    status, records = await headless(demo=False, prompt="hello", output_format="text")
+    assert status == 1 and records == []
+    message = capsys.readouterr().err
+    assert "ANTHROPIC_API_KEY" in message and "--demo" in message
