@@ -233,9 +233,16 @@ class Tool(Generic[InputT]):
         return _json_schema(self.input_model)
 
     def summarize_input(self, input: InputT) -> str:
-        """A short, single-line summary of the call for lists and headers."""
+        """A short, single-line summary of the call for lists and headers: the first text
+        field given, else the given fields as JSON (nested models included)."""
         given = input.model_fields_set
-        return summarize_fields({k: v for k, v in input.__dict__.items() if k in given})
+        for name, value in input.__dict__.items():
+            if name in given and isinstance(value, str) and value.strip():
+                return shorten(value, 80)
+        if not given:
+            return ""
+        dumped = input.model_dump_json(include=given, by_alias=True)
+        return shorten(dumped, 80)
 
     async def validate_input(self, input: InputT, context: ToolContext) -> ValidationResult:
         return ValidationResult.passed()
@@ -272,16 +279,6 @@ def content_of(data: Any) -> str | list[dict[str, Any]]:
     if isinstance(data, list) and all(isinstance(b, dict) and "type" in b for b in data):
         return data
     return json.dumps(data, ensure_ascii=False, default=str)
-
-
-def summarize_fields(fields: Mapping[str, Any], width: int = 80) -> str:
-    """The first string field, else the fields as compact JSON, cut to `width`."""
-    for value in fields.values():
-        if isinstance(value, str) and value.strip():
-            return shorten(value, width)
-    if not fields:
-        return ""
-    return shorten(json.dumps(fields, ensure_ascii=False, default=str), width)
 
 
 def shorten(text: str, width: int) -> str:

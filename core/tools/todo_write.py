@@ -117,6 +117,11 @@ class TodoWrite(Tool[TodoWriteInput]):
     def is_read_only(self, input: TodoWriteInput) -> bool:
         return True  # proctor's own state only; the project is untouched
 
+    def summarize_input(self, input: TodoWriteInput) -> str:
+        doing = next((t.active_form for t in input.todos if t.status == "in_progress"), None)
+        count = f"{len(input.todos)} task{'s' if len(input.todos) != 1 else ''}"
+        return f"{count}, {doing}" if doing else count
+
     def is_concurrency_safe(self, input: TodoWriteInput) -> bool:
         return False  # replaces shared state: calls must apply in order
 
