@@ -108,7 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_check(args)
     if args.command == "sessions":
         return run_sessions(args)
-    if args.prompt is not None or args.demo:
+    if args.prompt is not None or args.demo or args.resume or args.continue_latest:
         # Until the supervision screens land, the demo plays headless in the terminal.
         return run_print(args)
     from .app import ProctorApp

@@ -33,8 +33,15 @@ from ..tool import ToolContext, ToolOptions
 from ..trust import is_trusted
 from .loop import AgentLoop, AssistantMessage, TextDelta, TurnEnded, TurnError, UserMessage
 from .model import MissingApiKey, ModelClient
-from .sessions import create_session, set_title
-from .transcript import event_record
+from .sessions import (
+    Session,
+    SessionNotFound,
+    create_session,
+    find_session,
+    latest_session,
+    set_title,
+)
+from .transcript import event_record, messages_from
 
 OutputFormat = Literal["text", "json", "stream-json"]
 
@@ -55,6 +62,10 @@ class HeadlessOptions:
     max_turns: int = 100
     trust: bool = False
     demo_speed: float = 1.0
+    resume: str | None = None
+    """A session id (or a unique prefix) of this project to carry on."""
+    continue_latest: bool = False
+    """Carry on the project's most recently active session."""
 
 
 @dataclass
@@ -64,9 +75,17 @@ class _Printer:
     out: TextIO
     output_format: OutputFormat
     text: list[str] = field(default_factory=list)
+    final: str = ""
+    """The text of the last assistant message: the run's answer."""
     summaries: dict[str, str] = field(default_factory=dict)
 
     def __call__(self, event: EngineEvent) -> None:
+        if isinstance(event, TextDelta):
+            self.text.append(event.text)
+        elif isinstance(event, AssistantMessage):
+            self.final = "".join(
+                str(b.get("text", "")) for b in event.content if b.get("type") == "text"
+            )
         if self.output_format == "stream-json":
             if isinstance(event, ToolEvent) and event.kind == "progress":
                 self._line(event_record(event))
@@ -78,7 +97,6 @@ class _Printer:
             elif not isinstance(event, TextDelta):
                 self._line(event_record(event))
         elif isinstance(event, TextDelta):
-            self.text.append(event.text)
             if self.output_format == "text":
                 self.out.write(event.text)
                 self.out.flush()
@@ -131,8 +149,11 @@ async def run_headless(options: HeadlessOptions, out: TextIO = sys.stdout) -> in
     for problem in settings.problems:
         print(f"proctor: {problem}", file=sys.stderr)
     trusted = options.trust or is_trusted(cwd)
-    session = create_session(cwd, model=options.model or "")
-    set_title(session, prompt)
+    try:
+        session, history = _session_for(options, cwd, prompt)
+    except SessionNotFound as error:
+        print(f"proctor: {error}", file=sys.stderr)
+        return 2
     permissions, notes = permission_context_from(
         settings,
         mode=options.mode,
@@ -201,7 +222,14 @@ async def run_headless(options: HeadlessOptions, out: TextIO = sys.stdout) -> in
             }
         )
     transcript = session.transcript()
-    loop = AgentLoop(model, services, context, transcript=transcript, max_turns=options.max_turns)
+    loop = AgentLoop(
+        model,
+        services,
+        context,
+        messages=history,
+        transcript=transcript,
+        max_turns=options.max_turns,
+    )
     started = time.monotonic()
     try:
         ended: TurnEnded = await loop.send(prompt)
@@ -220,10 +248,34 @@ async def run_headless(options: HeadlessOptions, out: TextIO = sys.stdout) -> in
         "num_turns": ended.requests,
         "duration_s": round(time.monotonic() - started, 3),
         "usage": ended.usage,
-        "result": "".join(printer.text),
+        "result": printer.final,
     }
     if options.output_format == "text":
         out.write("\n")
     else:
         printer._line(summary)
     return 1 if failed else 0
+
+
+def _session_for(
+    options: HeadlessOptions, cwd: Path, prompt: str
+) -> tuple[Session, list[dict[str, Any]]]:
+    """A new session, or an earlier one to carry on with its conversation rebuilt (a session
+    cut short by a crash included: its unfinished calls get results saying so)."""
+    if options.resume:
+        session = find_session(cwd, options.resume)
+    elif options.continue_latest:
+        latest = latest_session(cwd)
+        if latest is None:
+            raise SessionNotFound(f"there is no earlier session for {cwd} to continue")
+        session = latest
+    else:
+        session = create_session(cwd, model=options.model or "")
+        set_title(session, prompt)
+        return session, []
+    transcript = session.transcript()
+    try:
+        history = messages_from(transcript.records())
+    finally:
+        transcript.close()
+    return session, history

@@ -78,3 +78,31 @@ async def test_without_a_key_it_says_how_to_get_one(monkeypatch, capsys):
     assert status == 1 and records == []
     message = capsys.readouterr().err
     assert "ANTHROPIC_API_KEY" in message and "--demo" in message
+
+
+async def test_continue_carries_on_the_latest_session_with_its_conversation(tmp_path: Path):
+    scenario = tmp_path / "here.json"
+    scenario.write_text(
+        json.dumps(
+            {
+                "name": "here",
+                "description": "two answers",
+                "workspace": "cwd",
+                "turns": [
+                    [{"type": "text", "text": "First answer."}],
+                    [{"type": "text", "text": "Second answer."}],
+                ],
+            }
+        )
+    )
+    status, first = await headless(scenario=str(scenario), prompt="one", cwd=tmp_path)
+    assert status == 0
+    status, second = await headless(
+        scenario=str(scenario), prompt="two", cwd=tmp_path, continue_latest=True
+    )
+    assert status == 0
+    assert second[0]["session_id"] == first[0]["session_id"]
+    # The demo plays turn 2 because the request carried turn 1's conversation.
+    assert "Second answer." in second[-1]["result"]
+    status, _ = await headless(scenario=str(scenario), prompt="x", cwd=tmp_path, resume="nope")
+    assert status == 2
