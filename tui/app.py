@@ -18,12 +18,13 @@ from themes import APP_STYLESHEET
 WELCOME = """\
 # proctor {version}
 
-The engine is in place: the tool model, the registry, the nine-stage call lifecycle, the
-streaming executor (safe calls in parallel, unsafe ones alone, up to {cap} at once) and the
-persistence of oversized results.
+The engine is in place: {tools} built-in tools, the permission rules and modes, the
+streaming executor (safe calls in parallel, unsafe ones alone, up to {cap} at once), the
+agent loop, sessions on disk and the offline demo model.
 
-Built-in tools registered: **{tools}**. The agent loop, the offline demo and the supervision
-screens (tool queue, approvals, plan mode, the saved-output viewer) come next.
+Try it outside this screen: `proctor --demo` plays the demo in the terminal,
+`proctor check Bash 'git push'` explains what your rules would do. The supervision screens
+(tool queue, approvals, the plan-mode key, the saved-output viewer) come next.
 
 Press **q** to quit.
 """
