@@ -39,6 +39,7 @@ def all_base_tools() -> list[AnyTool]:
     from .tools.notebook_edit import NotebookEdit
     from .tools.plan_mode import EnterPlanMode, ExitPlanMode
     from .tools.read import Read
+    from .tools.task import Task
     from .tools.task_output import TaskOutput
     from .tools.todo_write import TodoWrite
     from .tools.tool_search import ToolSearch
@@ -56,6 +57,7 @@ def all_base_tools() -> list[AnyTool]:
         KillShell(),
         NotebookEdit(),
         Read(),
+        Task(),
         TaskOutput(),
         TodoWrite(),
         ToolSearch(),

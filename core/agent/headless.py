@@ -30,6 +30,7 @@ from ..registry import assemble_tool_pool
 from ..results import ResultStore
 from ..settings import load_settings
 from ..tool import ToolContext, ToolOptions
+from ..tools.task import AGENTS, AgentRuntime, register_runtime, unregister_runtime
 from ..trust import is_trusted
 from .loop import AgentLoop, AssistantMessage, TextDelta, TurnEnded, TurnError, UserMessage
 from .model import MissingApiKey, ModelClient
@@ -230,12 +231,15 @@ async def run_headless(options: HeadlessOptions, out: TextIO = sys.stdout) -> in
         transcript=transcript,
         max_turns=options.max_turns,
     )
+    register_runtime(store, AgentRuntime(model, services))
     started = time.monotonic()
     try:
         ended: TurnEnded = await loop.send(prompt)
     finally:
         from ..tools.shells import SHELLS
 
+        await AGENTS.close(store)
+        unregister_runtime(store)
         await SHELLS.close_all()
         audit.close()
         transcript.close()

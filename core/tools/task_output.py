@@ -24,6 +24,7 @@ from ..tool import (
     ToolResultBlock,
 )
 from .shells import ShellStatus, decode_output, file_size, read_tail, shell_session
+from .task import AGENT_ID_PREFIX, agent_output
 
 DEFAULT_WAIT_MS = 30_000
 MAX_WAIT_MS = 600_000
@@ -31,8 +32,9 @@ TAIL_BYTES = 28_000
 """Leaves room under the 30,000-character result limit for the status lines."""
 
 PROMPT = """\
-Get the status and output of a background shell started with Bash `run_in_background`.
-- `task_id` is the id Bash returned (such as bash_1).
+Get the status and output of a background shell started with Bash `run_in_background`, or
+the result of a background sub-agent started with Task `run_in_background`.
+- `task_id` is the id Bash or Task returned (such as bash_1 or agent_1).
 - With `block` true (the default) it waits until the shell finishes or `timeout` \
 milliseconds pass (30000 by default, 600000 at most); with `block` false it answers at once.
 - Returns the status (running, completed with its exit code, or killed) and the output \
@@ -41,7 +43,9 @@ for Read."""
 
 
 class TaskOutputInput(ToolInput):
-    task_id: str = Field(description="The id of the background shell, as Bash returned it")
+    task_id: str = Field(
+        description="The id of the background shell or agent, as Bash or Task returned it"
+    )
     block: bool = Field(default=True, description="Wait for the shell to finish")
     timeout: int = Field(
         default=DEFAULT_WAIT_MS,
@@ -67,9 +71,9 @@ class TaskOutputData:
 
 class TaskOutput(Tool[TaskOutputInput]):
     name = "TaskOutput"
-    search_hint = "read background shell output and status"
+    search_hint = "read background shell or agent output and status"
     input_model = TaskOutputInput
-    description = "Read a background shell's output and status"
+    description = "Read a background shell's or sub-agent's output and status"
     interrupt_behavior = "cancel"
     max_result_size_chars = 30_000
 
@@ -85,6 +89,10 @@ class TaskOutput(Tool[TaskOutputInput]):
     async def call(
         self, input: TaskOutputInput, context: ToolContext, progress: Progress
     ) -> ToolResult:
+        if input.task_id.startswith(AGENT_ID_PREFIX):  # a background sub-agent (Task)
+            return await agent_output(
+                context, input.task_id, block=input.block, timeout_s=input.timeout / 1000
+            )
         session = shell_session(context)
         shell = session.shells.get(input.task_id)
         if shell is None:

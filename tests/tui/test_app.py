@@ -14,6 +14,6 @@ async def test_the_app_starts_says_what_it_is_and_quits_on_q():
         welcome = app.query_one("#welcome", Markdown)
         assert f"proctor {__version__}" in welcome.source
         assert "up to 10 at once" in welcome.source
-        assert "15 built-in tools" in welcome.source
+        assert "16 built-in tools" in welcome.source
         await pilot.press("q")
     assert app.return_code == 0
