@@ -223,10 +223,18 @@ async def run_headless(options: HeadlessOptions, out: TextIO = sys.stdout) -> in
             }
         )
     transcript = session.transcript()
+    started_context = ""
+    if hooks is not None:
+        source = "resume" if (options.resume or options.continue_latest) else "startup"
+        began = await hooks.run_event("SessionStart", {"source": source})
+        for message in began.messages:
+            print(f"proctor: {message}", file=sys.stderr)
+        started_context = "\n".join(began.additional_context)
     loop = AgentLoop(
         model,
         services,
         context,
+        extra_prompt=started_context,
         messages=history,
         transcript=transcript,
         max_turns=options.max_turns,

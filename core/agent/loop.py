@@ -43,6 +43,7 @@ from ..events import EngineEvent, EventSink
 from ..executor import ExecutorServices, ResultUpdate, ToolCall, ToolCallOutcome
 from ..executor.calls import cancel_message, cancelled_outcome, error_block
 from ..executor.streaming import StreamingToolExecutor
+from ..hooks import NO_EVENT_OUTCOME, EventHookOutcome, HookEvent
 from ..results import ContentReplacementState, enforce_tool_result_budget
 from ..tool import ToolContext, ToolResultBlock
 from .model import ModelClient, RetryPolicy, classify_failure
@@ -111,6 +112,14 @@ class TurnError(EngineEvent):
 @dataclass(slots=True, kw_only=True)
 class Interrupted(EngineEvent):
     kind: ClassVar[str] = "interrupted"
+
+
+@dataclass(slots=True, kw_only=True)
+class HookNotice(EngineEvent):
+    """Something a session hook (UserPromptSubmit, Stop) said to the user."""
+
+    kind: ClassVar[str] = "hook_notice"
+    text: str
 
 
 @dataclass(slots=True, kw_only=True)
@@ -205,15 +214,32 @@ class AgentLoop:
         started = time.monotonic()
         self._usage = {}
         requests = 0
-        self._append_user([{"type": "text", "text": prompt}])
         stop = "max_turns"
         try:
-            for _ in range(self.max_turns):
+            submitted = await self._session_hook("UserPromptSubmit", {"prompt": prompt})
+            if submitted.blocked:
+                stop = "blocked_by_hook"
+                self._sink(HookNotice(text=submitted.reason or "A hook blocked the prompt."))
+            else:
+                context = [{"type": "text", "text": c} for c in submitted.additional_context]
+                self._append_user([{"type": "text", "text": prompt}, *context])
+            stop_hook_active = False
+            while stop != "blocked_by_hook" and requests < self.max_turns:
                 requests += 1
                 step = await self._request(abort.signal)
-                if step.stop is not None:
-                    stop = step.stop
+                if step.stop is None:
+                    continue
+                stop = step.stop
+                if stop != "end_turn":
                     break
+                # A Stop hook may send the agent back to work, once per stop it blocks.
+                held = await self._session_hook("Stop", {"stop_hook_active": stop_hook_active})
+                if not held.blocked:
+                    break
+                stop_hook_active = True
+                stop = "max_turns"
+                reason = held.reason or "A Stop hook asked you to continue."
+                self._append_user([{"type": "text", "text": f"[Stop hook] {reason}"}])
         finally:
             self._abort = None
         ended = TurnEnded(stop_reason=stop, requests=requests, usage=dict(self._usage))
@@ -229,6 +255,16 @@ class AgentLoop:
             )
             self.transcript.sync()
         return ended
+
+    async def _session_hook(self, event: HookEvent, payload: dict[str, Any]) -> EventHookOutcome:
+        """Run UserPromptSubmit / Stop hooks when the session has a runner that has them."""
+        run_event = getattr(self.services.hooks, "run_event", None)
+        if run_event is None:
+            return NO_EVENT_OUTCOME
+        outcome: EventHookOutcome = await run_event(event, payload)
+        for message in outcome.messages:
+            self._sink(HookNotice(text=message))
+        return outcome
 
     # -- one request, retried ----------------------------------------------------------------
 
