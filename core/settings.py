@@ -120,6 +120,8 @@ class Settings:
     """The source of each of `additional_directories`, in the same order."""
     mode_cycle: tuple[PermissionMode, ...] | None = None
     """`permissions.modeCycle`: the modes the mode key steps through, if not the usual."""
+    model: str | None = None
+    """`model`: the model to use unless `--model` says otherwise."""
 
     @property
     def has_project_hooks_or_settings(self) -> bool:
@@ -158,6 +160,7 @@ class _Layer:
     rules: list[PermissionRule] = field(default_factory=list)
     default_mode: PermissionMode | None = None
     mode_cycle: tuple[PermissionMode, ...] | None = None
+    model: str | None = None
     directories: list[Path] = field(default_factory=list)
     hooks: list[HookEntry] = field(default_factory=list)
     mcp_servers: dict[str, Any] = field(default_factory=dict)
@@ -190,6 +193,12 @@ class _FileParser:
                 self.problem(("permissions",), f"must be an object, not {_kind(permissions)}")
         if "hooks" in data:
             self.hooks(data["hooks"])
+        if "model" in data:
+            model = data["model"]
+            if isinstance(model, str) and model.strip():
+                self.layer.model = model.strip()
+            else:
+                self.problem(("model",), f"must be a model name, not {_kind(model)}")
         if "mcpServers" in data:
             servers = data["mcpServers"]
             if isinstance(servers, dict):
@@ -438,6 +447,7 @@ def _merge(layers: list[_Layer], problems: list[SettingsProblem]) -> Settings:
         default_mode=mode_layer.default_mode if mode_layer else None,
         default_mode_source=mode_layer.source if mode_layer else None,
         mode_cycle=next((lay.mode_cycle for lay in layers if lay.mode_cycle), None),
+        model=next((lay.model for lay in layers if lay.model), None),
         additional_directories=tuple(directories),
         directory_sources=tuple(directories.values()),
         hooks=tuple(entry for layer in layers for entry in layer.hooks),

@@ -175,7 +175,7 @@ async def run_headless(options: HeadlessOptions, out: TextIO = sys.stdout) -> in
             )
             model = ModelClient(demo.client(max_retries=0), model=DEMO_MODEL)
         else:
-            model = ModelClient.from_env(options.model)
+            model = ModelClient.from_env(options.model or settings.model)
     except MissingApiKey as error:
         print(f"proctor: {error}", file=sys.stderr)
         return 1

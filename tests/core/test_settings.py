@@ -451,3 +451,17 @@ def test_the_mode_cycle_comes_from_settings_and_a_bad_one_is_reported(tmp_path, 
     settings = load_settings(project)
     assert settings.mode_cycle is None
     assert "warp" in str(settings.problems[0]) and "modeCycle" in str(settings.problems[0])
+
+
+def test_the_model_comes_from_the_highest_source_and_a_bad_one_is_reported(tmp_path, monkeypatch):
+    monkeypatch.setenv("PROCTOR_CONFIG_DIR", str(tmp_path / "config"))
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "settings.json").write_text('{"model": "claude-user"}')
+    project = tmp_path / "p"
+    (project / ".proctor").mkdir(parents=True)
+    assert load_settings(project).model == "claude-user"
+    (project / ".proctor" / "settings.json").write_text('{"model": "claude-project"}')
+    assert load_settings(project).model == "claude-project"
+    (project / ".proctor" / "settings.json").write_text('{"model": 7}')
+    settings = load_settings(project)
+    assert settings.model == "claude-user" and "model" in str(settings.problems[0])
