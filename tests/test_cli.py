@@ -68,3 +68,30 @@ def test_sessions_lists_this_projects_sessions(tmp_path: Path):
         [*run, "--json"], cwd=ROOT, env=env, capture_output=True, text=True, check=False
     )
     assert json.loads(as_json.stdout)["id"] == made
+
+
+def test_without_a_key_proctor_says_how_to_get_one_or_try_the_demo(tmp_path: Path):
+    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+    result = subprocess.run(
+        [sys.executable, "-m", "tui"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert "ANTHROPIC_API_KEY" in result.stderr and "proctor --demo" in result.stderr
+
+
+def test_continue_and_resume_are_options_of_a_run(tmp_path: Path):
+    env = {**os.environ, "PROCTOR_DATA_DIR": str(tmp_path / "data")}
+    result = subprocess.run(
+        [sys.executable, "-m", "tui", "--resume", "nope", "--demo", "--scenario", "quick"],
+        cwd=tmp_path,
+        env={**env, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 2 and "no sessions for" in result.stderr

@@ -9,6 +9,7 @@ which it will run.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -54,6 +55,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--trust", action="store_true", help="trust this project's hooks and settings (headless)"
     )
+    parser.add_argument(
+        "--continue",
+        dest="continue_latest",
+        action="store_true",
+        help="carry on this project's most recently active session",
+    )
+    parser.add_argument("--resume", metavar="ID", help="carry on the session with this id")
     for behavior in ("allow", "deny", "ask"):
         parser.add_argument(
             f"--{behavior}",
@@ -111,6 +119,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.prompt is not None or args.demo or args.resume or args.continue_latest:
         # Until the supervision screens land, the demo plays headless in the terminal.
         return run_print(args)
+    if not os.environ.get("ANTHROPIC_API_KEY", "").strip():
+        from core.agent.model import missing_key_message
+
+        print(f"proctor: {missing_key_message()}", file=sys.stderr)
+        return 1
     from .app import ProctorApp
 
     ProctorApp().run()
@@ -209,6 +222,8 @@ def run_print(args: argparse.Namespace) -> int:
         ask=tuple(args.ask),
         max_turns=args.max_turns,
         trust=args.trust,
+        resume=args.resume,
+        continue_latest=args.continue_latest,
     )
     try:
         return asyncio.run(run_headless(options))

@@ -219,7 +219,9 @@ class AgentLoop:
             submitted = await self._session_hook("UserPromptSubmit", {"prompt": prompt})
             if submitted.blocked:
                 stop = "blocked_by_hook"
-                self._sink(HookNotice(text=submitted.reason or "A hook blocked the prompt."))
+                self.services.emit(
+                    HookNotice(text=submitted.reason or "A hook blocked the prompt.")
+                )
             else:
                 context = [{"type": "text", "text": c} for c in submitted.additional_context]
                 self._append_user([{"type": "text", "text": prompt}, *context])
@@ -263,7 +265,7 @@ class AgentLoop:
             return NO_EVENT_OUTCOME
         outcome: EventHookOutcome = await run_event(event, payload)
         for message in outcome.messages:
-            self._sink(HookNotice(text=message))
+            self.services.emit(HookNotice(text=message))
         return outcome
 
     # -- one request, retried ----------------------------------------------------------------

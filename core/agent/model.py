@@ -35,6 +35,14 @@ class MissingApiKey(RuntimeError):
     """No API key in the environment; the message says how to provide one."""
 
 
+def missing_key_message() -> str:
+    return (
+        f"{API_KEY_ENV} is not set. Export your Anthropic API key "
+        f"(export {API_KEY_ENV}=sk-ant-...), or run `proctor --demo` to try the "
+        "offline demo without one."
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
     """How often and how patiently a failed request is tried again.
@@ -82,11 +90,7 @@ class ModelClient:
         environ = os.environ if env is None else env
         key = environ.get(API_KEY_ENV, "").strip()
         if not key:
-            raise MissingApiKey(
-                f"{API_KEY_ENV} is not set. Export your Anthropic API key "
-                f"(export {API_KEY_ENV}=sk-ant-...), or run `proctor --demo` to try the "
-                "offline demo without one."
-            )
+            raise MissingApiKey(missing_key_message())
         import anthropic
 
         # The loop retries (and shows each retry); the SDK must not retry behind its back.
