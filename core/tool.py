@@ -192,6 +192,8 @@ class Tool(Generic[InputT]):
     input_model: type[InputT]
     description: str = ""
     """One line for people: the UI, ToolSearch results, `proctor check`."""
+    instructions: str = ""
+    """What the model reads about the tool (its API description), when longer than a line."""
     interrupt_behavior: InterruptBehavior = "block"
     max_result_size_chars: float = DEFAULT_MAX_RESULT_SIZE_CHARS
     """Results above min(this, 50,000) are saved to disk; math.inf means never."""
@@ -203,8 +205,9 @@ class Tool(Generic[InputT]):
     """A failing call cancels the other such calls of its turn (shell commands chain)."""
 
     def prompt(self, options: ToolOptions) -> str:
-        """The description the model reads. Defaults to the one-line description."""
-        return self.description
+        """The description the model reads: `instructions`, else the one-line description.
+        Override only when the text depends on the session's options."""
+        return self.instructions or self.description
 
     def is_enabled(self) -> bool:
         return True

@@ -29,7 +29,6 @@ from ..tool import (
     Tool,
     ToolContext,
     ToolInput,
-    ToolOptions,
     ToolResult,
     ToolResultBlock,
     ValidationResult,
@@ -107,8 +106,7 @@ class AskUserQuestion(Tool[AskUserQuestionInput]):
     # Esc while the dialog is open ends the wait: nothing has happened yet to protect.
     interrupt_behavior = "cancel"
 
-    def prompt(self, options: ToolOptions) -> str:
-        return PROMPT
+    instructions = PROMPT
 
     def is_read_only(self, input: AskUserQuestionInput) -> bool:
         return True  # it asks a person; nothing in the project changes

@@ -31,7 +31,6 @@ from ..tool import (
     Tool,
     ToolContext,
     ToolInput,
-    ToolOptions,
     ToolResult,
     ToolResultBlock,
     ValidationResult,
@@ -128,8 +127,7 @@ class Bash(Tool[BashInput]):
     cancels_siblings_on_error = True
     max_result_size_chars = MAX_RESULT_SIZE_CHARS
 
-    def prompt(self, options: ToolOptions) -> str:
-        return PROMPT
+    instructions = PROMPT
 
     def is_read_only(self, input: BashInput) -> bool:
         try:

@@ -34,7 +34,6 @@ from ..tool import (
     Tool,
     ToolContext,
     ToolInput,
-    ToolOptions,
     ToolResult,
     ToolResultBlock,
     ValidationResult,
@@ -119,8 +118,7 @@ class Edit(Tool[EditInput]):
     input_model = EditInput
     description = "Replaces exact text in a file already read."
 
-    def prompt(self, options: ToolOptions) -> str:
-        return _PROMPT
+    instructions = _PROMPT
 
     def rule_target(self, input: EditInput, cwd: Path) -> PathTarget:
         return PathTarget(absolute(input.file_path, cwd), "edit")

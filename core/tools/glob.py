@@ -37,7 +37,6 @@ from ..tool import (
     Tool,
     ToolContext,
     ToolInput,
-    ToolOptions,
     ToolResult,
     ToolResultBlock,
     ValidationResult,
@@ -123,8 +122,7 @@ class GlobTool(Tool[GlobInput]):
     interrupt_behavior = "cancel"
     max_result_size_chars = 30_000
 
-    def prompt(self, options: ToolOptions) -> str:
-        return PROMPT
+    instructions = PROMPT
 
     def is_read_only(self, input: GlobInput) -> bool:
         return True

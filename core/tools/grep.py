@@ -46,7 +46,6 @@ from ..tool import (
     Tool,
     ToolContext,
     ToolInput,
-    ToolOptions,
     ToolResult,
     ToolResultBlock,
     ValidationResult,
@@ -196,8 +195,7 @@ class GrepTool(Tool[GrepInput]):
     interrupt_behavior = "cancel"
     max_result_size_chars = 20_000
 
-    def prompt(self, options: ToolOptions) -> str:
-        return PROMPT
+    instructions = PROMPT
 
     def is_read_only(self, input: GrepInput) -> bool:
         return True

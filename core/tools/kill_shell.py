@@ -16,7 +16,6 @@ from ..tool import (
     Tool,
     ToolContext,
     ToolInput,
-    ToolOptions,
     ToolResult,
     ToolResultBlock,
 )
@@ -50,8 +49,7 @@ class KillShell(Tool[KillShellInput]):
     input_model = KillShellInput
     description = "Stop a background shell"
 
-    def prompt(self, options: ToolOptions) -> str:
-        return PROMPT
+    instructions = PROMPT
 
     def is_concurrency_safe(self, input: KillShellInput) -> bool:
         return True

@@ -44,7 +44,6 @@ from ..tool import (
     Tool,
     ToolContext,
     ToolInput,
-    ToolOptions,
     ToolResult,
     ToolResultBlock,
     ValidationResult,
@@ -143,8 +142,7 @@ class NotebookEdit(Tool[NotebookEditInput]):
     input_model = NotebookEditInput
     description = "Replaces, inserts or deletes a cell of a Jupyter notebook."
 
-    def prompt(self, options: ToolOptions) -> str:
-        return _PROMPT
+    instructions = _PROMPT
 
     def rule_target(self, input: NotebookEditInput, cwd: Path) -> PathTarget:
         return PathTarget(absolute(input.notebook_path, cwd), "edit")

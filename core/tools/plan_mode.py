@@ -51,7 +51,6 @@ from ..tool import (
     Tool,
     ToolContext,
     ToolInput,
-    ToolOptions,
     ToolResult,
     ToolResultBlock,
 )
@@ -116,8 +115,7 @@ class EnterPlanMode(Tool[EnterPlanModeInput]):
     input_model = EnterPlanModeInput
     description = "Switches to plan mode: explore read-only, then present a plan."
 
-    def prompt(self, options: ToolOptions) -> str:
-        return ENTER_PROMPT
+    instructions = ENTER_PROMPT
 
     def is_read_only(self, input: EnterPlanModeInput) -> bool:
         return True  # it only takes permissions away; the project is untouched
@@ -244,8 +242,7 @@ class ExitPlanMode(Tool[ExitPlanModeInput]):
     # await in between, so a cancelled review never leaves plan mode half-way.
     interrupt_behavior = "cancel"
 
-    def prompt(self, options: ToolOptions) -> str:
-        return EXIT_PROMPT
+    instructions = EXIT_PROMPT
 
     def is_read_only(self, input: ExitPlanModeInput) -> bool:
         # Must be callable in plan mode, where the chain refuses anything else; the real

@@ -41,7 +41,6 @@ from ..tool import (
     Tool,
     ToolContext,
     ToolInput,
-    ToolOptions,
     ToolResult,
     ToolResultBlock,
     ValidationResult,
@@ -146,8 +145,7 @@ class Read(Tool[ReadInput]):
     description = "Reads a file: text with line numbers, images, PDFs and notebooks."
     max_result_size_chars = math.inf
 
-    def prompt(self, options: ToolOptions) -> str:
-        return _PROMPT
+    instructions = _PROMPT
 
     def is_read_only(self, input: ReadInput) -> bool:
         return True

@@ -46,7 +46,6 @@ from ..tool import (
     Tool,
     ToolContext,
     ToolInput,
-    ToolOptions,
     ToolResult,
     ToolResultBlock,
 )
@@ -278,8 +277,7 @@ class Task(Tool[TaskInput]):
     description = "Launches a sub-agent for a multi-step task"
     interrupt_behavior = "cancel"
 
-    def prompt(self, options: ToolOptions) -> str:
-        return PROMPT
+    instructions = PROMPT
 
     def is_read_only(self, input: TaskInput) -> bool:
         return True  # the sub-agent's own calls each pass the permission chain

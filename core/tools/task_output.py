@@ -19,7 +19,6 @@ from ..tool import (
     Tool,
     ToolContext,
     ToolInput,
-    ToolOptions,
     ToolResult,
     ToolResultBlock,
 )
@@ -77,8 +76,7 @@ class TaskOutput(Tool[TaskOutputInput]):
     interrupt_behavior = "cancel"
     max_result_size_chars = 30_000
 
-    def prompt(self, options: ToolOptions) -> str:
-        return PROMPT
+    instructions = PROMPT
 
     def is_read_only(self, input: TaskOutputInput) -> bool:
         return True

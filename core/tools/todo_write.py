@@ -31,7 +31,6 @@ from ..tool import (
     Tool,
     ToolContext,
     ToolInput,
-    ToolOptions,
     ToolResult,
     ToolResultBlock,
     ValidationResult,
@@ -111,8 +110,7 @@ class TodoWrite(Tool[TodoWriteInput]):
     input_model = TodoWriteInput
     description = "Replaces the agent's task list, shown to the user."
 
-    def prompt(self, options: ToolOptions) -> str:
-        return PROMPT
+    instructions = PROMPT
 
     def is_read_only(self, input: TodoWriteInput) -> bool:
         return True  # proctor's own state only; the project is untouched

@@ -98,8 +98,7 @@ class ToolSearch(Tool[ToolSearchInput]):
     input_model = ToolSearchInput
     description = "Loads the definitions of deferred tools, by name or by keyword search."
 
-    def prompt(self, options: ToolOptions) -> str:
-        return PROMPT
+    instructions = PROMPT
 
     def is_read_only(self, input: ToolSearchInput) -> bool:
         return True

@@ -47,7 +47,6 @@ from ..tool import (
     Tool,
     ToolContext,
     ToolInput,
-    ToolOptions,
     ToolResult,
     ToolResultBlock,
     ValidationResult,
@@ -153,8 +152,7 @@ class WebFetch(Tool[WebFetchInput]):
     trust_env: bool = True
     """Honour HTTP(S)_PROXY and NO_PROXY from the environment, as other clients do."""
 
-    def prompt(self, options: ToolOptions) -> str:
-        return _PROMPT
+    instructions = _PROMPT
 
     def is_read_only(self, input: WebFetchInput) -> bool:
         return True

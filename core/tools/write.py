@@ -29,7 +29,6 @@ from ..tool import (
     Tool,
     ToolContext,
     ToolInput,
-    ToolOptions,
     ToolResult,
     ToolResultBlock,
     ValidationResult,
@@ -85,8 +84,7 @@ class Write(Tool[WriteInput]):
     input_model = WriteInput
     description = "Creates a file, or replaces a file already read, with the given content."
 
-    def prompt(self, options: ToolOptions) -> str:
-        return _PROMPT
+    instructions = _PROMPT
 
     def rule_target(self, input: WriteInput, cwd: Path) -> PathTarget:
         return PathTarget(absolute(input.file_path, cwd), "edit")
