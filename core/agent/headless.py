@@ -18,31 +18,13 @@ from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from .. import __version__
-from ..app_state import AppState, AppStateStore
 from ..events import EngineEvent, ToolCancelled, ToolCompleted, ToolEvent, ToolQueued
-from ..executor import ExecutorServices
-from ..hook_runner import CommandHookRunner
-from ..permissions.audit import AuditLog
 from ..permissions.context import PermissionMode
-from ..permissions.decide import DecisionChain
-from ..permissions.setup import permission_context_from
-from ..registry import assemble_tool_pool
-from ..results import ResultStore
-from ..settings import load_settings
-from ..tool import ToolContext, ToolOptions
-from ..tools.task import AGENTS, AgentRuntime, register_runtime, unregister_runtime
-from ..trust import is_trusted
-from .loop import AgentLoop, AssistantMessage, TextDelta, TurnEnded, TurnError, UserMessage
-from .model import MissingApiKey, ModelClient
-from .sessions import (
-    Session,
-    SessionNotFound,
-    create_session,
-    find_session,
-    latest_session,
-    set_title,
-)
-from .transcript import event_record, messages_from
+from .live import SessionOptions, open_session, prepare_session
+from .loop import AssistantMessage, TextDelta, TurnEnded, TurnError, UserMessage
+from .model import MissingApiKey
+from .sessions import SessionNotFound
+from .transcript import event_record
 
 OutputFormat = Literal["text", "json", "stream-json"]
 
@@ -67,6 +49,23 @@ class HeadlessOptions:
     """A session id (or a unique prefix) of this project to carry on."""
     continue_latest: bool = False
     """Carry on the project's most recently active session."""
+
+    def session_options(self) -> SessionOptions:
+        return SessionOptions(
+            cwd=self.cwd,
+            demo=self.demo,
+            scenario=self.scenario,
+            model=self.model,
+            mode=self.mode,
+            allow_bypass=self.allow_bypass,
+            allow=self.allow,
+            deny=self.deny,
+            ask=self.ask,
+            max_turns=self.max_turns,
+            demo_speed=self.demo_speed,
+            resume=self.resume,
+            continue_latest=self.continue_latest,
+        )
 
 
 @dataclass
@@ -128,133 +127,50 @@ class _Printer:
 
 async def run_headless(options: HeadlessOptions, out: TextIO = sys.stdout) -> int:
     """Run one prompt to the end. Exit status: 0 done, 1 the turn failed or no key."""
-    scenario = None
-    cwd = options.cwd.resolve()
-    if options.demo:
-        from .demo import demo_workspace
-        from .scenario import load_scenario
-
-        scenario = load_scenario(options.scenario or "default")
-        cwd = demo_workspace(scenario)
-        if scenario.workspace != "cwd":
-            print(
-                f"proctor: the demo works on a scratch copy of the sample project: {cwd}",
-                file=sys.stderr,
-            )
-    prompt = options.prompt or (scenario.prompt if scenario else None)
-    if not prompt:
-        print("proctor: give a prompt with -p", file=sys.stderr)
-        return 2
-
-    settings = load_settings(cwd, allow=options.allow, deny=options.deny, ask=options.ask)
-    for problem in settings.problems:
-        print(f"proctor: {problem}", file=sys.stderr)
-    trusted = options.trust or is_trusted(cwd)
     try:
-        session, history = _session_for(options, cwd, prompt)
+        prepared = prepare_session(options.session_options())
     except SessionNotFound as error:
         print(f"proctor: {error}", file=sys.stderr)
         return 2
-    permissions, notes = permission_context_from(
-        settings,
-        mode=options.mode,
-        allow_bypass=options.allow_bypass,
-        trusted=trusted,
-        avoid_prompts=True,
-        plan_file=session.plan_path,
-    )
-    for note in notes:
+    prompt = options.prompt or (prepared.scenario.prompt if prepared.scenario else None)
+    if not prompt:
+        print("proctor: give a prompt with -p", file=sys.stderr)
+        return 2
+    for note in prepared.notes:
         print(f"proctor: {note}", file=sys.stderr)
 
+    printer = _Printer(out, options.output_format)
     try:
-        if scenario is not None:
-            from .demo import DEMO_MODEL, DemoModel
-
-            demo = DemoModel(
-                scenario, workspace=cwd, plan_file=session.plan_path, speed=options.demo_speed
-            )
-            model = ModelClient(demo.client(max_retries=0), model=DEMO_MODEL)
-        else:
-            model = ModelClient.from_env(options.model or settings.model)
+        live = await open_session(
+            prepared, sink=printer, trusted=options.trust or prepared.previously_trusted
+        )
     except MissingApiKey as error:
         print(f"proctor: {error}", file=sys.stderr)
         return 1
-
-    printer = _Printer(out, options.output_format)
-    store = AppStateStore(AppState(permission_context=permissions))
-    hooks = (
-        CommandHookRunner(
-            settings.hooks,
-            session_id=session.id,
-            transcript_path=session.transcript_path,
-            cwd=cwd,
-            permission_mode=lambda: store.get().permission_context.mode,
-            trusted=trusted,
-        )
-        if settings.hooks
-        else None
-    )
-    audit = AuditLog(session.audit_path)
-    services = ExecutorServices(
-        sink=printer,
-        permissions=DecisionChain(audit=audit),
-        hooks=hooks,
-        results=ResultStore(session.directory),
-    )
-    tools = assemble_tool_pool(permissions)
-    context = ToolContext(
-        cwd=cwd,
-        app_state=store,
-        options=ToolOptions(
-            tools=tools, model=model.model, session_dir=session.directory, events=printer
-        ),
-    )
+    for note in live.notes:
+        print(f"proctor: {note}", file=sys.stderr)
     if options.output_format == "stream-json":
         printer._line(
             {
                 "type": "system",
                 "subtype": "init",
-                "session_id": session.id,
-                "cwd": str(cwd),
-                "tools": list(tools.names),
-                "mode": permissions.mode,
-                "model": model.model,
+                "session_id": live.session.id,
+                "cwd": str(live.cwd),
+                "tools": list(live.tool_names),
+                "mode": live.mode,
+                "model": live.model.model,
                 "version": __version__,
             }
         )
-    transcript = session.transcript()
-    started_context = ""
-    if hooks is not None:
-        source = "resume" if (options.resume or options.continue_latest) else "startup"
-        began = await hooks.run_event("SessionStart", {"source": source})
-        for message in began.messages:
-            print(f"proctor: {message}", file=sys.stderr)
-        started_context = "\n".join(began.additional_context)
-    loop = AgentLoop(
-        model,
-        services,
-        context,
-        extra_prompt=started_context,
-        messages=history,
-        transcript=transcript,
-        max_turns=options.max_turns,
-    )
-    register_runtime(store, AgentRuntime(model, services))
     started = time.monotonic()
     try:
-        ended: TurnEnded = await loop.send(prompt)
+        ended: TurnEnded = await live.send(prompt)
     finally:
-        from ..tools.shells import SHELLS
-
-        await AGENTS.close(store)
-        unregister_runtime(store)
-        await SHELLS.close_all()
-        audit.close()
-        transcript.close()
+        await live.close()
     failed = ended.stop_reason in ("error", "interrupted")
     summary = {
         "type": "result",
-        "session_id": session.id,
+        "session_id": live.session.id,
         "is_error": failed,
         "stop_reason": ended.stop_reason,
         "num_turns": ended.requests,
@@ -267,27 +183,3 @@ async def run_headless(options: HeadlessOptions, out: TextIO = sys.stdout) -> in
     else:
         printer._line(summary)
     return 1 if failed else 0
-
-
-def _session_for(
-    options: HeadlessOptions, cwd: Path, prompt: str
-) -> tuple[Session, list[dict[str, Any]]]:
-    """A new session, or an earlier one to carry on with its conversation rebuilt (a session
-    cut short by a crash included: its unfinished calls get results saying so)."""
-    if options.resume:
-        session = find_session(cwd, options.resume)
-    elif options.continue_latest:
-        latest = latest_session(cwd)
-        if latest is None:
-            raise SessionNotFound(f"there is no earlier session for {cwd} to continue")
-        session = latest
-    else:
-        session = create_session(cwd, model=options.model or "")
-        set_title(session, prompt)
-        return session, []
-    transcript = session.transcript()
-    try:
-        history = messages_from(transcript.records())
-    finally:
-        transcript.close()
-    return session, history

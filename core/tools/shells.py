@@ -266,6 +266,7 @@ class _ProgressReporter:
                     "text": decode_output(data, cut_in_front=cut),
                     "total_bytes": size,
                     "elapsed_s": round(time.monotonic() - self.started, 1),
+                    "spool": str(self.spool),
                 }
             )
         except Exception:  # a broken display must not take the command down

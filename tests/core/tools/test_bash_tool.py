@@ -272,7 +272,10 @@ async def test_output_streams_as_progress_while_the_command_runs(project: Path):
         "text": "first\n",
         "total_bytes": 6,
         "elapsed_s": seen[0]["elapsed_s"],
+        "spool": seen[0]["spool"],
     }
+    # where the viewer follows a running command's output (removed once the command ends)
+    assert Path(seen[0]["spool"]).parent == project.parent / "session" / "shells"
 
 
 async def test_large_output_is_saved_to_the_results_directory_with_a_preview(project: Path):

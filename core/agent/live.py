@@ -1,0 +1,318 @@
+"""One running session, assembled the same way for every front end.
+
+A session is more than a loop: settings read from every source, the trust decision, the
+permission context, hooks, the audit log, the transcript, the tool pool, the Task runtime
+and the shells it starts. The headless runner and the TUI differ only in who answers (the
+ports), where events go (the sink) and whether asking is possible at all, so both build a
+`LiveSession` from `SessionOptions` and talk to it; nothing about assembling or closing a
+session is written twice.
+
+Building happens in two steps because the TUI must ask about trust between them: first
+`prepare_session` (settings, the demo workspace, the session on disk), then `open_session`
+with the front end's sink and ports. `close()` stops everything the session started.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..app_state import AppState, AppStateStore
+from ..events import EventSink, ModeChanged
+from ..executor import ExecutorServices
+from ..hook_runner import CommandHookRunner
+from ..permissions.audit import AuditLog
+from ..permissions.context import PermissionMode
+from ..permissions.decide import DecisionChain
+from ..permissions.modes import DEFAULT_CYCLE, cycle_mode, switch_mode
+from ..permissions.setup import permission_context_from
+from ..ports import PermissionPort, UserPort
+from ..registry import assemble_tool_pool
+from ..results import ResultStore
+from ..settings import Settings, load_settings
+from ..tool import ToolContext, ToolOptions
+from ..tools.task import AGENTS, AgentRuntime, register_runtime, unregister_runtime
+from ..trust import is_trusted
+from .loop import AgentLoop, TurnEnded
+from .model import ModelClient
+from .scenario import Scenario
+from .sessions import (
+    Session,
+    SessionNotFound,
+    create_session,
+    find_session,
+    latest_session,
+    read_meta,
+    set_title,
+)
+from .transcript import Transcript, messages_from
+
+
+@dataclass(frozen=True, slots=True)
+class SessionOptions:
+    cwd: Path
+    demo: bool = False
+    scenario: str | None = None
+    model: str | None = None
+    mode: PermissionMode | None = None
+    allow_bypass: bool = False
+    allow: Sequence[str] = ()
+    deny: Sequence[str] = ()
+    ask: Sequence[str] = ()
+    max_turns: int = 100
+    demo_speed: float = 1.0
+    resume: str | None = None
+    """A session id (or a unique prefix) of this project to carry on."""
+    continue_latest: bool = False
+    """Carry on the project's most recently active session."""
+
+
+@dataclass(slots=True)
+class PreparedSession:
+    """Everything known before the front end decides about trust."""
+
+    options: SessionOptions
+    cwd: Path
+    """Where the agent works: the project, or the demo's scratch copy of the sample."""
+    settings: Settings
+    session: Session
+    history: list[dict[str, Any]]
+    scenario: Scenario | None
+    previously_trusted: bool
+    notes: list[str] = field(default_factory=list)
+    """What the user should be told before anything runs (settings problems, the demo's
+    workspace); `open_session` adds what it sets aside."""
+
+    @property
+    def resumed(self) -> bool:
+        return bool(self.options.resume or self.options.continue_latest)
+
+
+def prepare_session(options: SessionOptions) -> PreparedSession:
+    """Read settings and find or create the session; raises SessionNotFound, ScenarioError."""
+    cwd = options.cwd.resolve()
+    scenario = None
+    notes: list[str] = []
+    if options.demo:
+        from .demo import demo_workspace
+        from .scenario import load_scenario
+
+        scenario = load_scenario(options.scenario or "default")
+        cwd = demo_workspace(scenario)
+        if scenario.workspace != "cwd":
+            notes.append(f"the demo works on a scratch copy of the sample project: {cwd}")
+    settings = load_settings(cwd, allow=options.allow, deny=options.deny, ask=options.ask)
+    notes += [str(problem) for problem in settings.problems]
+    session, history = _session_for(options, cwd)
+    return PreparedSession(
+        options=options,
+        cwd=cwd,
+        settings=settings,
+        session=session,
+        history=history,
+        scenario=scenario,
+        previously_trusted=is_trusted(cwd),
+        notes=notes,
+    )
+
+
+@dataclass(slots=True)
+class LiveSession:
+    prepared: PreparedSession
+    model: ModelClient
+    store: AppStateStore
+    services: ExecutorServices
+    context: ToolContext
+    loop: AgentLoop
+    audit: AuditLog
+    transcript: Transcript
+    hooks: CommandHookRunner | None
+    mode_cycle: tuple[PermissionMode, ...]
+    notes: list[str]
+    _closed: bool = False
+
+    @property
+    def session(self) -> Session:
+        return self.prepared.session
+
+    @property
+    def cwd(self) -> Path:
+        return self.prepared.cwd
+
+    @property
+    def tool_names(self) -> tuple[str, ...]:
+        tools = self.context.options.tools
+        return tuple(tools.names) if tools is not None else ()
+
+    @property
+    def mode(self) -> PermissionMode:
+        return self.store.get().permission_context.mode
+
+    async def send(self, prompt: str) -> TurnEnded:
+        if not read_meta(self.session).title:
+            set_title(self.session, prompt)
+        return await self.loop.send(prompt)
+
+    def interrupt(self) -> None:
+        self.loop.interrupt()
+
+    def cycle_mode(self) -> PermissionMode:
+        """The mode key: the next mode of the cycle, in force for the very next decision."""
+        return self._change_mode(lambda context: cycle_mode(context, self.mode_cycle), "key")
+
+    def set_mode(self, mode: PermissionMode) -> PermissionMode:
+        return self._change_mode(lambda context: switch_mode(context, mode), "the user chose it")
+
+    def _change_mode(self, change: Callable[[Any], Any], why: str) -> PermissionMode:
+        before = self.store.get().permission_context
+        after = self.store.set(
+            lambda state: state.with_permission_context(change(state.permission_context))
+        ).permission_context
+        if after.mode != before.mode:
+            why = "the mode key" if why == "key" else why
+            self.loop.services.emit(ModeChanged(mode=after.mode, previous=before.mode, why=why))
+        return after.mode
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        from ..tools.shells import SHELLS
+
+        try:
+            await AGENTS.close(self.store)
+            unregister_runtime(self.store)
+            await SHELLS.close_all()
+        finally:
+            self.audit.close()
+            self.transcript.close()
+
+
+async def open_session(
+    prepared: PreparedSession,
+    *,
+    sink: EventSink,
+    trusted: bool,
+    permission_port: PermissionPort | None = None,
+    user_port: UserPort | None = None,
+    remember: Callable[[str], Path] | None = None,
+    model: ModelClient | None = None,
+) -> LiveSession:
+    """Assemble the session and run its SessionStart hooks; raises MissingApiKey.
+
+    Without a permission port nobody can answer, so calls that would ask are refused (the
+    headless case). `remember` keeps an "always allow" rule (the local settings file).
+    """
+    options = prepared.options
+    session = prepared.session
+    settings = prepared.settings
+    permissions, set_aside = permission_context_from(
+        settings,
+        mode=options.mode,
+        allow_bypass=options.allow_bypass,
+        trusted=trusted,
+        avoid_prompts=permission_port is None,
+        plan_file=session.plan_path,
+    )
+    if model is None:
+        model = _model_for(prepared)
+    store = AppStateStore(AppState(permission_context=permissions))
+    hooks = (
+        CommandHookRunner(
+            settings.hooks,
+            session_id=session.id,
+            transcript_path=session.transcript_path,
+            cwd=prepared.cwd,
+            permission_mode=lambda: store.get().permission_context.mode,
+            trusted=trusted,
+        )
+        if settings.hooks
+        else None
+    )
+    audit = AuditLog(session.audit_path)
+    services = ExecutorServices(
+        sink=sink,
+        permissions=DecisionChain(audit=audit, remember=remember),
+        hooks=hooks,
+        permission_port=permission_port,
+        results=ResultStore(session.directory),
+    )
+    context = ToolContext(
+        cwd=prepared.cwd,
+        app_state=store,
+        options=ToolOptions(
+            tools=assemble_tool_pool(permissions),
+            model=model.model,
+            session_dir=session.directory,
+            user_port=user_port,
+            events=sink,
+        ),
+    )
+    notes = list(set_aside)
+    started_context = ""
+    if hooks is not None:
+        began = await hooks.run_event(
+            "SessionStart", {"source": "resume" if prepared.resumed else "startup"}
+        )
+        notes += began.messages
+        started_context = "\n".join(began.additional_context)
+    transcript = session.transcript()
+    loop = AgentLoop(
+        model,
+        services,
+        context,
+        extra_prompt=started_context,
+        messages=prepared.history,
+        transcript=transcript,
+        max_turns=options.max_turns,
+    )
+    register_runtime(store, AgentRuntime(model, services))
+    return LiveSession(
+        prepared=prepared,
+        model=model,
+        store=store,
+        services=loop.services,
+        context=context,
+        loop=loop,
+        audit=audit,
+        transcript=transcript,
+        hooks=hooks,
+        mode_cycle=settings.mode_cycle or DEFAULT_CYCLE,
+        notes=notes,
+    )
+
+
+def _model_for(prepared: PreparedSession) -> ModelClient:
+    if prepared.scenario is not None:
+        from .demo import DEMO_MODEL, DemoModel
+
+        demo = DemoModel(
+            prepared.scenario,
+            workspace=prepared.cwd,
+            plan_file=prepared.session.plan_path,
+            speed=prepared.options.demo_speed,
+        )
+        return ModelClient(demo.client(max_retries=0), model=DEMO_MODEL)
+    return ModelClient.from_env(prepared.options.model or prepared.settings.model)
+
+
+def _session_for(options: SessionOptions, cwd: Path) -> tuple[Session, list[dict[str, Any]]]:
+    """A new session, or an earlier one to carry on with its conversation rebuilt (a session
+    cut short by a crash included: its unfinished calls get results saying so)."""
+    if options.resume:
+        session = find_session(cwd, options.resume)
+    elif options.continue_latest:
+        latest = latest_session(cwd)
+        if latest is None:
+            raise SessionNotFound(f"there is no earlier session for {cwd} to continue")
+        session = latest
+    else:
+        return create_session(cwd, model=options.model or ""), []
+    transcript = session.transcript()
+    try:
+        history = messages_from(transcript.records())
+    finally:
+        transcript.close()
+    return session, history

@@ -1,0 +1,82 @@
+"""A live session as a front end uses it: the mode key, answers that are remembered, closing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from core.agent.live import SessionOptions, open_session, prepare_session
+from core.events import EventRecorder, ModeChanged, ToolCompleted
+from core.ports import Approve, PermissionRequest
+
+
+@pytest.fixture(autouse=True)
+def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PROCTOR_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("PROCTOR_CONFIG_DIR", str(tmp_path / "config"))
+
+
+class AlwaysAllow:
+    """A person who answers every question with "yes, and don't ask again"."""
+
+    def __init__(self) -> None:
+        self.asked: list[PermissionRequest] = []
+
+    async def request_permission(self, request: PermissionRequest) -> Approve:
+        self.asked.append(request)
+        return Approve("always", rule=request.suggestions[0] if request.suggestions else None)
+
+
+async def test_the_mode_key_cycles_emits_and_the_next_decision_follows(tmp_path: Path):
+    events = EventRecorder()
+    prepared = prepare_session(
+        SessionOptions(cwd=tmp_path, demo=True, scenario="quick", demo_speed=0)
+    )
+    live = await open_session(prepared, sink=events, trusted=False, permission_port=AlwaysAllow())
+    try:
+        assert live.mode == "default"
+        assert live.cycle_mode() == "acceptEdits"
+        assert live.cycle_mode() == "plan"
+        # bypassPermissions was not made available, so the cycle goes back to default
+        assert live.cycle_mode() == "default"
+        changes = [e for e in events.events if isinstance(e, ModeChanged)]
+        assert [(c.previous, c.mode) for c in changes] == [
+            ("default", "acceptEdits"),
+            ("acceptEdits", "plan"),
+            ("plan", "default"),
+        ]
+        assert live.set_mode("plan") == "plan"
+        assert live.context.permission_context.mode == "plan"
+    finally:
+        await live.close()
+        await live.close()  # closing twice is harmless
+    lines = prepared.session.transcript_path.read_text().splitlines()
+    modes = [r for r in map(json.loads, lines) if "plan" in json.dumps(r) and "mode" in r]
+    assert modes, "mode changes are written to the transcript"
+
+
+async def test_always_allow_reaches_the_local_settings_file(tmp_path: Path):
+    events = EventRecorder()
+    port = AlwaysAllow()
+    prepared = prepare_session(
+        SessionOptions(cwd=tmp_path, demo=True, scenario="default", demo_speed=0)
+    )
+    written: list[str] = []
+
+    def remember(rule: str) -> Path:
+        written.append(rule)
+        return tmp_path / "settings.local.json"
+
+    live = await open_session(
+        prepared, sink=events, trusted=True, permission_port=port, remember=remember
+    )
+    try:
+        ended = await live.send(prepared.scenario.prompt if prepared.scenario else "go")
+    finally:
+        await live.close()
+    assert ended.stop_reason in ("end_turn", "max_turns")
+    assert port.asked, "the default tour asks before running commands"
+    assert written and written[0] == port.asked[0].suggestions[0]
+    assert any(isinstance(e, ToolCompleted) for e in events.events)
