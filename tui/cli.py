@@ -13,8 +13,12 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core import __version__
+
+if TYPE_CHECKING:
+    from core.agent.live import SessionOptions
 
 MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk")
 
@@ -30,7 +34,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--print",
         dest="prompt",
         metavar="PROMPT",
-        help="run this prompt headless (no screen) and print what happens",
+        nargs="?",
+        const="",
+        help="run this prompt headless (no screen) and print what happens; "
+        "with --demo and no PROMPT, the scenario's own",
     )
     parser.add_argument(
         "--output-format",
@@ -44,6 +51,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="the offline demo model (no key, no network) on a sample project",
     )
     parser.add_argument("--scenario", metavar="NAME|PATH", help="the demo's script")
+    parser.add_argument("--theme", metavar="NAME", help="the colour theme (default: proctor-dark)")
+    parser.add_argument(
+        "--serve",
+        action="store_true",
+        help="serve the app to a web browser (textual-serve) instead of this terminal",
+    )
+    parser.add_argument("--host", default="localhost", help="with --serve: the address")
+    parser.add_argument("--port", type=int, default=8000, help="with --serve: the port")
     parser.add_argument("--model", help="the model to use (default: settings or built in)")
     parser.add_argument("--permission-mode", choices=MODES, help="the mode to start in")
     parser.add_argument(
@@ -53,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--max-turns", type=int, default=100, help="model requests at most")
     parser.add_argument(
-        "--trust", action="store_true", help="trust this project's hooks and settings (headless)"
+        "--trust", action="store_true", help="trust this project's hooks and settings"
     )
     parser.add_argument(
         "--continue",
@@ -116,18 +131,87 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_check(args)
     if args.command == "sessions":
         return run_sessions(args)
-    if args.prompt is not None or args.demo or args.resume or args.continue_latest:
-        # Until the supervision screens land, the demo plays headless in the terminal.
+    if args.prompt is not None or args.output_format != "text":
         return run_print(args)
-    if not os.environ.get("ANTHROPIC_API_KEY", "").strip():
+    if args.serve:
+        return run_serve(args, list(sys.argv[1:] if argv is None else argv))
+    return run_app(args)
+
+
+def run_app(args: argparse.Namespace) -> int:
+    if not args.demo and not os.environ.get("ANTHROPIC_API_KEY", "").strip():
         from core.agent.model import missing_key_message
 
         print(f"proctor: {missing_key_message()}", file=sys.stderr)
         return 1
-    from .app import ProctorApp
+    from core.agent.live import prepare_session
+    from core.agent.scenario import ScenarioError
+    from core.agent.sessions import SessionNotFound
 
-    ProctorApp().run()
+    try:
+        prepared = prepare_session(session_options(args))
+    except (ScenarioError, SessionNotFound) as error:
+        print(f"proctor: {error}", file=sys.stderr)
+        return 2
+    from .app import LaunchOptions, ProctorApp
+
+    first_prompt = None
+    if prepared.scenario is not None and not prepared.resumed:
+        first_prompt = prepared.scenario.prompt
+    app = ProctorApp(
+        LaunchOptions(prepared, theme=args.theme, trust=args.trust, first_prompt=first_prompt)
+    )
+    app.run()
+    return app.return_code or 0
+
+
+def serve_command(argv: Sequence[str]) -> str:
+    """The command textual-serve runs for each browser: this one, minus the serving flags."""
+    import shlex
+
+    kept: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+            continue
+        if arg == "--serve":
+            continue
+        if arg in ("--host", "--port"):
+            skip = True
+            continue
+        if arg.startswith(("--host=", "--port=")):
+            continue
+        kept.append(arg)
+    return shlex.join([sys.executable, "-m", "tui", *kept])
+
+
+def run_serve(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    from textual_serve.server import Server
+
+    command = serve_command(argv)
+    print(f"proctor: serving `{command}` at http://{args.host}:{args.port}", file=sys.stderr)
+    Server(command, host=args.host, port=args.port, title="proctor").serve()
     return 0
+
+
+def session_options(args: argparse.Namespace) -> SessionOptions:
+    from core.agent.live import SessionOptions
+
+    return SessionOptions(
+        cwd=Path.cwd(),
+        demo=args.demo,
+        scenario=args.scenario,
+        model=args.model,
+        mode=args.permission_mode,
+        allow_bypass=args.allow_bypass,
+        allow=tuple(args.allow),
+        deny=tuple(args.deny),
+        ask=tuple(args.ask),
+        max_turns=args.max_turns,
+        resume=args.resume,
+        continue_latest=args.continue_latest,
+    )
 
 
 def run_check(args: argparse.Namespace) -> int:

@@ -267,10 +267,10 @@ def copy_sample_project(dest: Path) -> Path:
     return dest.resolve()
 
 
-def demo_workspace(scenario: Scenario) -> Path:
-    """Where `scenario` runs: the current directory, or a fresh scratch copy of the sample."""
+def demo_workspace(scenario: Scenario, cwd: Path | None = None) -> Path:
+    """Where `scenario` runs: the working directory, or a fresh scratch copy of the sample."""
     if scenario.workspace == "cwd":
-        return Path.cwd().resolve()
+        return (cwd or Path.cwd()).resolve()
     return copy_sample_project(Path(tempfile.mkdtemp(prefix="proctor-demo-")))
 
 

@@ -166,7 +166,7 @@ async def run_headless(options: HeadlessOptions, out: TextIO = sys.stdout) -> in
     try:
         ended: TurnEnded = await live.send(prompt)
     finally:
-        await live.close()
+        await live.close("finished")
     failed = ended.stop_reason in ("error", "interrupted")
     summary = {
         "type": "result",

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import __version__
 from ..app_state import AppState, AppStateStore
 from ..events import EventSink, ModeChanged
 from ..executor import ExecutorServices
@@ -47,7 +48,7 @@ from .sessions import (
     read_meta,
     set_title,
 )
-from .transcript import Transcript, messages_from
+from .transcript import Transcript, end_record, messages_from, start_record
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +101,7 @@ def prepare_session(options: SessionOptions) -> PreparedSession:
         from .scenario import load_scenario
 
         scenario = load_scenario(options.scenario or "default")
-        cwd = demo_workspace(scenario)
+        cwd = demo_workspace(scenario, cwd)
         if scenario.workspace != "cwd":
             notes.append(f"the demo works on a scratch copy of the sample project: {cwd}")
     settings = load_settings(cwd, allow=options.allow, deny=options.deny, ask=options.ask)
@@ -175,7 +176,8 @@ class LiveSession:
             self.loop.services.emit(ModeChanged(mode=after.mode, previous=before.mode, why=why))
         return after.mode
 
-    async def close(self) -> None:
+    async def close(self, reason: str = "quit") -> None:
+        """Stop what the session started; `reason` marks the transcript's clean end."""
         if self._closed:
             return
         self._closed = True
@@ -187,6 +189,7 @@ class LiveSession:
             await SHELLS.close_all()
         finally:
             self.audit.close()
+            self.transcript.append(end_record(reason))
             self.transcript.close()
 
 
@@ -259,6 +262,9 @@ async def open_session(
         notes += began.messages
         started_context = "\n".join(began.additional_context)
     transcript = session.transcript()
+    transcript.append(
+        start_record(resumed=prepared.resumed, version=__version__, model=model.model)
+    )
     loop = AgentLoop(
         model,
         services,

@@ -1,0 +1,201 @@
+"""The whole app, driven through Pilot on the real engine with a scripted model.
+
+Every interaction the issue names: approve, deny with feedback reaching the model,
+always-allow writing the rule, allow-all for a batch, shift+tab cycling modes with the
+engine obeying, esc interrupting, the saved-output viewer opening, prompts queued while the
+agent works, and the trust question.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from app_helpers import SIZE, bash, make_app, text, turn_over, until
+from textual.widgets import Markdown
+
+from core.settings import settings_paths
+from tui.screens.outputs import SavedOutputsScreen
+from tui.screens.permission import PermissionScreen
+from tui.screens.trust import TrustScreen
+from tui.screens.viewer import OutputViewerScreen
+
+
+@pytest.fixture(autouse=True)
+def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PROCTOR_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("PROCTOR_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    return folder
+
+
+def said(app) -> str:
+    """Everything the assistant's markdown blocks show."""
+    return "\n".join(m.source for m in app.conversation.query(Markdown))
+
+
+def asking(app) -> bool:
+    return isinstance(app.screen, PermissionScreen)
+
+
+async def test_a_read_only_batch_runs_without_asking_and_the_screen_shows_it(project: Path):
+    (project / "a.txt").write_text("alpha\n")
+    (project / "b.txt").write_text("beta\n")
+    reads = [
+        {"type": "tool_use", "name": "Read", "input": {"file_path": f"{{workspace}}/{n}"}}
+        for n in ("a.txt", "b.txt")
+    ]
+    app = make_app(project, [[text("Reading both."), *reads], [text("Both read: **done**.")]])
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: turn_over(app), "the turn to end")
+        states = sorted(r.state for r in app.book.calls.values())
+        assert states == ["done", "done"]
+        turn = app.book.current_turn
+        assert turn is not None and [b.parallel for b in turn.batches] == [True]
+        assert app.status_bar.mode == "default"
+        await until(pilot, lambda: "Both read" in said(app), "the answer on screen")
+
+
+async def test_approving_runs_the_command(project: Path):
+    app = make_app(project, [[bash("touch made.txt")], [text("Made it.")]])
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: asking(app), "the permission dialog")
+        assert not (project / "made.txt").exists()  # nothing runs before the answer
+        await pilot.press("y")
+        await until(pilot, lambda: turn_over(app))
+        assert (project / "made.txt").exists()
+
+
+async def test_denying_with_feedback_tells_the_model(project: Path):
+    app = make_app(project, [[bash("rm -rf build")], [text("Understood.")]])
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: asking(app))
+        await pilot.press("n")
+        await pilot.press(*"use make clean")
+        await pilot.press("enter")
+        await until(pilot, lambda: turn_over(app))
+        (record,) = app.book.calls.values()
+        assert record.state == "failed"
+        assert record.result is not None and "use make clean" in record.result
+        sent = [m for m in app.live.loop.messages if m["role"] == "user"]
+        assert "use make clean" in json.dumps(sent[-1])
+
+
+async def test_always_allow_writes_the_rule_and_the_next_call_does_not_ask(project: Path):
+    app = make_app(
+        project,
+        [[bash("touch one.txt")], [bash("touch one.txt two.txt")], [text("Two files.")]],
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: asking(app))
+        suggestion = app.screen.request.suggestions[0]
+        await pilot.press("a")
+        await until(pilot, lambda: turn_over(app))
+        assert (project / "one.txt").exists() and (project / "two.txt").exists()
+        local = json.loads(settings_paths(project)["local"].read_text())
+        assert suggestion in local["permissions"]["allow"]
+        assert sum(r.state == "done" for r in app.book.calls.values()) == 2
+
+
+async def test_allow_all_approves_every_waiting_call_of_a_batch(project: Path, tmp_path: Path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for n in range(3):
+        (outside / f"{n}.txt").write_text(f"file {n}\n")
+    reads = [
+        {"type": "tool_use", "name": "Read", "input": {"file_path": str(outside / f"{n}.txt")}}
+        for n in range(3)
+    ]
+    app = make_app(project, [reads, [text("Read all three.")]])
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: asking(app) and app.ports.waiting_permissions == 3)
+        await pilot.press("A")
+        await until(pilot, lambda: turn_over(app))
+        assert [r.state for r in app.book.calls.values()] == ["done"] * 3
+        assert not asking(app)
+
+
+async def test_shift_tab_cycles_the_mode_and_the_engine_obeys(project: Path):
+    write = {
+        "type": "tool_use",
+        "name": "Write",
+        "input": {"file_path": "{workspace}/notes.md", "content": "hello\n"},
+    }
+    app = make_app(project, [[write], [text("Written.")]], prompt=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.live is not None)
+        await pilot.press("shift+tab")
+        assert app.live.mode == "acceptEdits" and app.status_bar.mode == "acceptEdits"
+        await pilot.press("shift+tab")
+        assert app.live.mode == "plan"
+        await pilot.press("shift+tab", "shift+tab")  # plan → default → accept edits
+        assert app.live.mode == "acceptEdits"
+        app.prompt_input.value = "write the notes"
+        await pilot.press("enter")
+        await until(pilot, lambda: turn_over(app))
+        assert (project / "notes.md").read_text() == "hello\n"  # accept edits: no question
+        assert not any(isinstance(s, PermissionScreen) for s in app.screen_stack)
+
+
+async def test_escape_interrupts_the_running_turn(project: Path):
+    app = make_app(project, [[bash("sleep 30")], [text("never")]], allow=["Bash(sleep:*)"])
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: any(r.state == "running" for r in app.book.calls.values()))
+        await pilot.press("escape")
+        await until(pilot, lambda: turn_over(app))
+        turn = app.book.current_turn
+        assert turn is not None and turn.stop_reason == "interrupted"
+        (record,) = app.book.calls.values()
+        assert record.state in ("cancelled", "failed")
+
+
+async def test_a_prompt_typed_while_the_agent_works_is_sent_after_the_turn(project: Path):
+    app = make_app(
+        project,
+        [[bash("sleep 1")], [text("Slept.")], [text("Second answer.")]],
+        allow=["Bash(sleep:*)"],
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: any(r.state == "running" for r in app.book.calls.values()))
+        app.prompt_input.value = "and then?"
+        await pilot.press("enter")
+        assert list(app.queued_prompts) == ["and then?"]
+        await until(pilot, lambda: len(app.book.turns) == 2 and turn_over(app))
+        assert [t.prompt for t in app.book.turns] == ["go", "and then?"]
+
+
+async def test_ctrl_o_lists_saved_outputs_and_opens_one(project: Path):
+    big = "seq 1 200000"
+    app = make_app(project, [[bash(big)], [text("Lots of numbers.")]], allow=["Bash(seq:*)"])
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: turn_over(app))
+        (record,) = app.book.calls.values()
+        assert record.persisted is not None
+        await pilot.press("ctrl+o")
+        assert isinstance(app.screen, SavedOutputsScreen)
+        await until(pilot, lambda: bool(app.screen.entries))
+        (entry,) = app.screen.entries.values()
+        assert entry.tool_name == "Bash" and entry.summary == big
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, OutputViewerScreen))
+
+
+async def test_an_untrusted_project_with_hooks_asks_first(project: Path):
+    settings = project / ".proctor" / "settings.json"
+    settings.parent.mkdir()
+    hook = {"hooks": [{"type": "command", "command": "true"}]}
+    settings.write_text(json.dumps({"hooks": {"Stop": [hook]}}))
+    app = make_app(project, [[text("hi")]], trust=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, TrustScreen))
+        assert app.live is None  # nothing starts before the answer
+        await pilot.press("n")
+        await until(pilot, lambda: turn_over(app))
+        assert app.live is not None and app.live.hooks is not None

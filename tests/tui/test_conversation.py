@@ -1,0 +1,479 @@
+"""The conversation pane as a person watches it: prompts, streamed markdown, tool lines.
+
+A small host app feeds the pane exactly as the app's event bridge does: each event goes to
+the `CallBook` first (results from user messages, turn ends), then the whole batch to
+`Conversation.apply`. Events are the engine's own classes, built directly. What is checked is
+what is drawn: rendered lines, the markdown blocks Textual built, colours from the theme.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from textual.app import App, ComposeResult
+from textual.color import Color
+from textual.widget import Widget
+from textual.widgets import Markdown
+from textual.widgets.markdown import MarkdownBlock
+
+from core.agent.loop import (
+    AssistantMessage,
+    HookNotice,
+    Interrupted,
+    Retrying,
+    TextDelta,
+    TurnEnded,
+    TurnError,
+    UserMessage,
+)
+from core.events import (
+    EngineEvent,
+    ModeChanged,
+    PermissionAsked,
+    ResultPersisted,
+    ToolCompleted,
+    ToolNotice,
+    ToolProgress,
+    ToolQueued,
+    ToolStarted,
+)
+from core.tools.task import SubAgentEvent
+from tui.calls import CallBook
+from tui.theme_vars import THEME_VARIABLE_DEFAULTS
+from tui.widgets.conversation import AssistantText, Conversation, Notice, PromptBlock
+from tui.widgets.conversation_items import (
+    ToolLine,
+    ToolLineDetail,
+    ToolLineHeader,
+)
+
+
+class Host(App[None]):
+    def __init__(self) -> None:
+        super().__init__()
+        self.book = CallBook()
+        self.clock = 100.0
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return dict(THEME_VARIABLE_DEFAULTS)
+
+    def compose(self) -> ComposeResult:
+        yield Conversation(id="conversation")
+
+    @property
+    def pane(self) -> Conversation:
+        return self.query_one(Conversation)
+
+    def send(self, prompt: str) -> None:
+        self.book.begin_turn(prompt, self.clock)
+        self.pane.add_prompt(prompt)
+
+    def feed(self, *batch: EngineEvent) -> None:
+        """One bridge frame: the book takes every event, then the pane gets the batch."""
+        for event in batch:
+            self.book.apply(event)
+            if isinstance(event, UserMessage):
+                self.book.take_results(event.content)
+            if isinstance(event, TurnEnded):
+                self.book.end_turn(event.stop_reason, event.at)
+        self.pane.apply(list(batch), self.book)
+
+    def at(self, step: float = 0.5) -> float:
+        self.clock += step
+        return self.clock
+
+
+def ids(tool_use_id: str, name: str, parent: str | None = None) -> dict[str, Any]:
+    return {
+        "tool_use_id": tool_use_id,
+        "tool_name": name,
+        "batch_id": f"b-{tool_use_id}",
+        "parent_tool_use_id": parent,
+    }
+
+
+def queued(app: Host, tool_use_id: str, name: str, summary: str, tool_input: Any) -> ToolQueued:
+    return ToolQueued(
+        at=app.at(),
+        **ids(tool_use_id, name),
+        input=tool_input,
+        summary=summary,
+        concurrency_safe=True,
+    )
+
+
+def results(*pairs: tuple[str, str]) -> UserMessage:
+    return UserMessage(
+        content=tuple(
+            {"type": "tool_result", "tool_use_id": tool_use_id, "content": text}
+            for tool_use_id, text in pairs
+        )
+    )
+
+
+def shown(widget: Widget) -> str:
+    """The widget's text as drawn on screen, line by line."""
+    return "\n".join(widget.render_line(y).text for y in range(widget.size.height))
+
+
+def drawn(container: Widget) -> list[str]:
+    """What a container's innermost widgets draw, top to bottom (containers draw no text)."""
+    leaves = [
+        (leaf.region.y, leaf.region.x, shown(leaf).strip())
+        for leaf in container.walk_children(Widget)
+        if not leaf.children and leaf.size.height
+    ]
+    return [text for _, _, text in sorted(leaves) if text]
+
+
+def header_text(line: ToolLine) -> str:
+    return line.header.render_line(0).text
+
+
+async def test_a_prompt_appears_as_sent() -> None:
+    app = Host()
+    async with app.run_test(size=(80, 20)) as pilot:
+        app.send("Count the words in README.md")
+        await pilot.pause()
+        block = app.query_one(PromptBlock)
+        assert "Count the words in README.md" in shown(block)
+
+
+async def test_text_deltas_over_several_batches_make_one_markdown_block() -> None:
+    app = Host()
+    pieces = ["# Pl", "an\n\nSteps:\n\n- read", " the code\n", "- run the ", "tests\n"]
+    async with app.run_test(size=(80, 30)) as pilot:
+        app.send("plan it")
+        for n, piece in enumerate(pieces):
+            app.feed(
+                TextDelta(text=piece[: len(piece) // 2]), TextDelta(text=piece[len(piece) // 2 :])
+            )
+            if n % 2:  # some batches land before the block is even mounted
+                await pilot.pause()
+        app.feed(
+            AssistantMessage(
+                content=({"type": "text", "text": "".join(pieces)},), stop_reason="end_turn"
+            )
+        )
+        blocks = app.query(AssistantText)
+        assert len(blocks) == 1
+        await blocks.first().wait_finished()
+        await pilot.pause()
+        block = blocks.first()
+        assert block.source == "".join(pieces)
+        # Textual exports only MarkdownBlock; its kinds are found by their CSS type names.
+        assert (block.query_one("MarkdownH1", MarkdownBlock).source or "").strip() == "# Plan"
+        assert len(block.query("MarkdownBulletList")) == 1
+        assert drawn(block) == ["Plan", "Steps:", "•", "read the code", "•", "run the tests"]
+
+
+async def test_text_after_a_tool_call_starts_a_new_block_below_it() -> None:
+    app = Host()
+    async with app.run_test(size=(80, 30)) as pilot:
+        app.send("look")
+        app.feed(
+            TextDelta(text="First I read."),
+            queued(app, "t1", "Read", "notes.txt", {"file_path": "notes.txt"}),
+            TextDelta(text="Then I answer."),
+        )
+        await pilot.pause()
+        kinds = [type(child).__name__ for child in app.pane.children]
+        assert kinds == ["PromptBlock", "AssistantText", "ToolLine", "AssistantText"]
+        first, second = app.query(AssistantText)
+        assert first.closed and not second.closed
+        assert "Then I answer." in second.source
+
+
+async def test_a_tool_line_shows_name_and_summary_and_follows_its_state() -> None:
+    app = Host()
+    async with app.run_test(size=(80, 20)) as pilot:
+        app.send("go")
+        app.feed(queued(app, "t1", "Bash", "pytest -q", {"command": "pytest -q"}))
+        await pilot.pause()
+        line = app.pane.tool_line("t1")
+        assert line is not None
+        text = header_text(line)
+        assert "Bash" in text and "pytest -q" in text and "queued" in text
+        assert line.has_class("-queued")
+
+        app.feed(ToolStarted(at=app.at(), **ids("t1", "Bash")))
+        await pilot.pause()
+        assert "running" in header_text(line) and line.has_class("-running")
+
+        app.feed(ToolCompleted(at=app.at(1.5), **ids("t1", "Bash"), duration_s=1.5, is_error=False))
+        await pilot.pause()
+        assert line.has_class("-done") and not line.has_class("-running")
+        assert "✓" in header_text(line) and "1.5 s" in header_text(line)
+        glyph = line.header.get_component_rich_style("tool-line--glyph")
+        assert glyph.color is not None
+        assert Color.from_rich_color(glyph.color) == Color.parse(
+            THEME_VARIABLE_DEFAULTS["tool-done"]
+        )
+
+
+async def test_a_failed_call_and_one_awaiting_approval_say_so() -> None:
+    app = Host()
+    async with app.run_test(size=(80, 20)) as pilot:
+        app.send("go")
+        app.feed(
+            queued(app, "a", "Write", "out.txt", {"file_path": "out.txt", "content": "x"}),
+            queued(app, "b", "Bash", "false", {"command": "false"}),
+            ToolStarted(at=app.at(), **ids("a", "Write")),
+            PermissionAsked(at=app.at(), **ids("a", "Write"), request=None),  # type: ignore[arg-type]
+            ToolStarted(at=app.at(), **ids("b", "Bash")),
+            ToolCompleted(
+                at=app.at(), **ids("b", "Bash"), duration_s=0.2, is_error=True, failed_stage="call"
+            ),
+        )
+        await pilot.pause()
+        waiting, failed = app.pane.tool_line("a"), app.pane.tool_line("b")
+        assert waiting is not None and failed is not None
+        assert "needs approval" in header_text(waiting) and waiting.has_class("-waiting")
+        assert "failed" in header_text(failed) and "✗" in header_text(failed)
+
+
+async def test_enter_opens_a_call_to_its_full_input_and_result() -> None:
+    app = Host()
+    async with app.run_test(size=(90, 30)) as pilot:
+        app.send("go")
+        command = "grep -rn TODO src | wc -l"
+        app.feed(
+            queued(app, "t1", "Bash", "grep -rn TODO src…", {"command": command, "timeout": 5000}),
+            ToolStarted(at=app.at(), **ids("t1", "Bash")),
+            ToolCompleted(at=app.at(), **ids("t1", "Bash"), duration_s=0.3, is_error=False),
+            results(("t1", "42\n")),
+        )
+        await pilot.pause()
+        line = app.pane.tool_line("t1")
+        assert line is not None
+        assert not line.query(ToolLineDetail)
+        line.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        detail = line.query_one(ToolLineDetail)
+        assert line.expanded
+        assert f"$ {command}" in shown(detail.headline)
+        assert '"timeout": 5000' in shown(detail.body)
+        assert "42" in shown(detail.result)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not line.expanded and not detail.display
+
+
+async def test_clicking_a_call_line_opens_it() -> None:
+    app = Host()
+    async with app.run_test(size=(90, 30)) as pilot:
+        app.send("go")
+        app.feed(queued(app, "t1", "Read", "src/app.py", {"file_path": "src/app.py"}))
+        await pilot.pause()
+        line = app.pane.tool_line("t1")
+        assert line is not None
+        await pilot.click(ToolLineHeader)
+        await pilot.pause()
+        assert line.expanded
+        assert "src/app.py" in shown(line.query_one(ToolLineDetail).headline)
+
+
+async def test_a_result_arriving_while_open_is_shown() -> None:
+    app = Host()
+    async with app.run_test(size=(90, 30)) as pilot:
+        app.send("go")
+        app.feed(queued(app, "t1", "Read", "a.py", {"file_path": "a.py"}))
+        await pilot.pause()
+        line = app.pane.tool_line("t1")
+        assert line is not None
+        line.expanded = True
+        await pilot.pause()
+        detail = line.query_one(ToolLineDetail)
+        assert not detail.result.display
+        app.feed(
+            ToolCompleted(at=app.at(), **ids("t1", "Read"), duration_s=0.1, is_error=False),
+            results(("t1", "print('hello')")),
+        )
+        await pilot.pause()
+        assert "print('hello')" in shown(detail.result)
+
+
+async def test_a_long_persisted_result_is_cut_and_names_where_it_was_saved(tmp_path: Path) -> None:
+    app = Host()
+    saved = tmp_path / "tool-results" / "t1.txt"
+    output = "\n".join(f"line {n}" for n in range(1, 101))
+    async with app.run_test(size=(100, 60)) as pilot:
+        app.send("go")
+        app.feed(
+            queued(app, "t1", "Bash", "seq 100", {"command": "seq 100"}),
+            ToolStarted(at=app.at(), **ids("t1", "Bash")),
+            ResultPersisted(at=app.at(), **ids("t1", "Bash"), path=saved, size_chars=len(output)),
+            ToolCompleted(at=app.at(), **ids("t1", "Bash"), duration_s=0.4, is_error=False),
+            results(("t1", output)),
+        )
+        await pilot.pause()
+        line = app.pane.tool_line("t1")
+        assert line is not None
+        line.expanded = True
+        await pilot.pause()
+        detail = line.query_one(ToolLineDetail)
+        result = shown(detail.result)
+        assert "line 40" in result and "line 41" not in result
+        note = shown(detail.result_note)
+        assert "60 more lines" in note
+        assert str(saved) in note and "ctrl+o" in note
+
+
+async def test_a_tool_notice_shows_under_its_line() -> None:
+    app = Host()
+    async with app.run_test(size=(90, 20)) as pilot:
+        app.send("go")
+        app.feed(
+            queued(app, "t1", "Edit", "a.py", {"file_path": "a.py"}),
+            ToolNotice(at=app.at(), **ids("t1", "Edit"), level="warning", text="lint hook failed"),
+        )
+        await pilot.pause()
+        line = app.pane.tool_line("t1")
+        assert line is not None
+        assert "lint hook failed" in shown(line.notices)
+
+
+async def test_a_batch_redraws_only_the_calls_it_touched() -> None:
+    app = Host()
+    async with app.run_test(size=(90, 20)) as pilot:
+        app.send("go")
+        app.feed(
+            queued(app, "a", "Bash", "sleep 5", {"command": "sleep 5"}),
+            queued(app, "b", "Bash", "make", {"command": "make"}),
+        )
+        await pilot.pause()
+        redrawn: list[str] = []
+        for line in app.query(ToolLine):
+            original = line.update_from_record
+
+            def spy(agent: Any = None, _line: ToolLine = line, _original: Any = original) -> None:
+                redrawn.append(_line.tool_use_id)
+                _original(agent)
+
+            line.update_from_record = spy  # type: ignore[method-assign]
+        app.feed(
+            ToolStarted(at=app.at(), **ids("b", "Bash")),
+            *(
+                ToolProgress(at=app.at(0.01), **ids("b", "Bash"), data={"text": f"step {n}\n"})
+                for n in range(50)
+            ),
+        )
+        assert redrawn == ["b"]
+
+
+async def test_turn_errors_retries_interruptions_and_hook_notes_show_their_text() -> None:
+    app = Host()
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.send("go")
+        retry = Retrying(attempt=1, delay_s=4, error="the API is overloaded")
+        app.feed(
+            TextDelta(text="Let me"),
+            retry,
+            TurnError(message="Authentication failed: check ANTHROPIC_API_KEY"),
+            Interrupted(),
+            HookNotice(text="prompt logged"),
+        )
+        await pilot.pause()
+        texts = [shown(notice) for notice in app.query(Notice)]
+        assert any(retry.describe() in text for text in texts)
+        assert any("Authentication failed: check ANTHROPIC_API_KEY" in text for text in texts)
+        assert any("interrupted" in text for text in texts)
+        assert any("hook: prompt logged" in text for text in texts)
+        assert app.query_one(AssistantText).has_class("-discarded")
+
+
+async def test_a_mode_change_is_a_dim_line_naming_the_mode() -> None:
+    app = Host()
+    async with app.run_test(size=(90, 20)) as pilot:
+        app.feed(ModeChanged(mode="plan", previous="default", why="shift+tab"))
+        app.pane.add_notice("settings: unknown key 'colour'", "warning")
+        await pilot.pause()
+        mode, settings = app.query(Notice)
+        assert "mode → plan mode (shift+tab)" in shown(mode)
+        assert mode.has_class("-mode")
+        assert "unknown key 'colour'" in shown(settings) and settings.has_class("-warning")
+
+
+async def test_a_sub_agents_words_appear_under_its_task_line() -> None:
+    app = Host()
+
+    def sub(event: EngineEvent) -> SubAgentEvent:
+        return SubAgentEvent(
+            at=event.at, agent_id="task1", agent_label="Explore", event_kind=event.kind, event=event
+        )
+
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.send("explore")
+        app.feed(
+            queued(
+                app, "task1", "Task", "Explore: find the parser", {"description": "find the parser"}
+            ),
+            ToolStarted(at=app.at(), **ids("task1", "Task")),
+            sub(TextDelta(text="Searching for the parser\nLooking in src")),
+        )
+        await pilot.pause()
+        line = app.pane.tool_line("task1")
+        assert line is not None
+        assert "agent: Looking in src" in shown(line.agent_activity)
+
+        app.feed(
+            ToolQueued(
+                at=app.at(),
+                **ids("r1", "Read", parent="task1"),
+                input={"file_path": "src/parse.py"},
+                summary="src/parse.py",
+                concurrency_safe=True,
+            )
+        )
+        await pilot.pause()
+        assert "agent: Read src/parse.py" in shown(line.agent_activity)
+        assert app.pane.tool_line("r1") is None  # nested calls stay inside the Task line
+
+        answer = "The parser is in src/parse.py, function parse_args."
+        app.feed(
+            sub(
+                AssistantMessage(
+                    content=({"type": "text", "text": answer},), stop_reason="end_turn"
+                )
+            ),
+            sub(TurnEnded(stop_reason="end_turn", requests=2, usage={})),
+            ToolCompleted(at=app.at(), **ids("task1", "Task"), duration_s=3.0, is_error=False),
+        )
+        await pilot.pause()
+        assert not line.agent_activity.display
+        assert not app.query(Markdown)  # the sub-agent's text is not the main agent's
+        line.expanded = True
+        await pilot.pause()
+        assert "parse_args" in shown(line.query_one(ToolLineDetail).agent_text)
+
+
+async def test_the_pane_follows_new_content_until_the_user_scrolls_up() -> None:
+    app = Host()
+    async with app.run_test(size=(60, 12)) as pilot:
+        for n in range(30):
+            app.pane.add_notice(f"note {n}", "info")
+        await pilot.pause()
+        pane = app.pane
+        assert pane.max_scroll_y > 0 and pane.scroll_y == pane.max_scroll_y
+        pane.release_anchor()
+        pane.scroll_home(animate=False, immediate=True)
+        await pilot.pause()
+        pane.add_notice("one more", "info")
+        await pilot.pause()
+        assert pane.scroll_y == 0
+
+
+async def test_a_call_opened_in_the_same_frame_it_appeared_keeps_its_line_on_top() -> None:
+    app = Host()
+    async with app.run_test(size=(90, 30)) as pilot:
+        app.send("go")
+        app.feed(queued(app, "t1", "Read", "a.py", {"file_path": "a.py"}))
+        line = app.pane.tool_line("t1")
+        assert line is not None
+        line.expanded = True  # before the pane has mounted the line
+        await pilot.pause()
+        assert isinstance(line.children[0], ToolLineHeader)
+        assert isinstance(line.children[-1], ToolLineDetail)
+        assert "a.py" in shown(line.query_one(ToolLineDetail).headline)

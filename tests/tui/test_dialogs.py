@@ -1,0 +1,558 @@
+"""The modal dialogs (permission, plan, question, trust, help) driven as a person would.
+
+Each dialog is pushed on a small host app with a callback that records what it dismissed
+with; the tests press keys through Pilot and check the closed value that comes back, and
+what the dialog shows. Snapshots pin the look at 100x34.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Button, Input, OptionList, Static
+
+from core.permissions.decision import DecidedBy
+from core.ports import (
+    AllowedPrompt,
+    Answers,
+    Approve,
+    KeepPlanning,
+    PermissionRequest,
+    PlanApproved,
+    PlanRequest,
+    Question,
+    QuestionOption,
+    QuestionRequest,
+    Reject,
+)
+from core.settings import load_settings
+from tui.screens.help import HelpScreen
+from tui.screens.permission import ApproveAll, PermissionScreen, edit_diff, risk_of, write_diff
+from tui.screens.plan import PlanScreen
+from tui.screens.question import QuestionScreen
+from tui.screens.trust import TrustScreen
+from tui.theme_vars import THEME_VARIABLE_DEFAULTS
+from tui.trust_findings import trust_findings
+
+SIZE = (100, 34)
+
+
+class Host(App[None]):
+    """Pushes one dialog at start and records what it dismissed with."""
+
+    BINDINGS = [Binding("f1", "help", "Help"), Binding("ctrl+q", "quit", "Quit")]
+
+    def __init__(self, dialog: Screen[Any] | None) -> None:
+        super().__init__()
+        self.dialog = dialog
+        self.results: list[Any] = []
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return dict(THEME_VARIABLE_DEFAULTS)
+
+    def compose(self) -> ComposeResult:
+        yield Static("the session behind the dialog")
+
+    def on_mount(self) -> None:
+        if self.dialog is not None:
+            self.push_screen(self.dialog, self.results.append)
+
+
+async def answer(
+    dialog: Screen[Any], keys: Iterable[str], size: tuple[int, int] = SIZE
+) -> list[Any]:
+    app = Host(dialog)
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        for key in keys:
+            await pilot.press(key)
+        await pilot.pause()
+    return app.results
+
+
+def text_of(screen: Screen[Any], selector: str) -> str:
+    return str(screen.query_one(selector, Static).render())
+
+
+# --- permission ------------------------------------------------------------------------------
+
+
+def bash_request(suggestions: tuple[str, ...] = ("Bash(npm test:*)",)) -> PermissionRequest:
+    return PermissionRequest(
+        tool_use_id="toolu_1",
+        tool_name="Bash",
+        input={"command": "npm test -- --watch=false", "description": "Run the test suite"},
+        summary="npm test -- --watch=false",
+        message="The command runs `npm`, which this check does not treat as read-only.",
+        decided_by=DecidedBy("analysis", "the command runs `npm`"),
+        suggestions=suggestions,
+    )
+
+
+def bash_dialog(**kwargs: Any) -> PermissionScreen:
+    return PermissionScreen(bash_request(**kwargs), cwd=Path("/project"))
+
+
+@pytest.mark.parametrize(
+    ("keys", "expected"),
+    [
+        (["y"], Approve("once")),
+        (["a"], Approve("always", rule="Bash(npm test:*)")),
+        (["s"], Approve("session", rule="Bash(npm test:*)")),
+        (["escape"], Reject()),
+        (["n", *"use pnpm", "enter"], Reject(feedback="use pnpm")),
+        (["n", "enter"], Reject(feedback=None)),
+        (["enter"], Approve("once")),
+        (["down", "enter"], Approve("always", rule="Bash(npm test:*)")),
+    ],
+)
+async def test_permission_keys_return_the_closed_answer(keys: list[str], expected: object):
+    assert await answer(bash_dialog(), keys) == [expected]
+
+
+async def test_feedback_input_takes_letters_not_choices_and_esc_goes_back():
+    app = Host(bash_dialog())
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        feedback = app.screen.query_one("#feedback", Input)
+        assert feedback.has_focus and feedback.display
+        await pilot.press("y", "a", "s")  # typed, not approving
+        assert app.results == [] and feedback.value == "yas"
+        await pilot.press("escape")
+        assert not feedback.display and app.screen.query_one("#choices", OptionList).has_focus
+        assert app.results == []
+        await pilot.press("s")
+    assert app.results == [Approve("session", rule="Bash(npm test:*)")]
+
+
+async def test_without_suggestions_there_is_no_always_and_session_keeps_the_tool_name():
+    app = Host(bash_dialog(suggestions=()))
+    async with app.run_test(size=SIZE) as pilot:
+        choices = app.screen.query_one("#choices", OptionList)
+        ids = [choices.get_option_at_index(i).id for i in range(choices.option_count)]
+        assert ids == ["once", "session", "reject"]
+        await pilot.press("a")  # nothing to remember: ignored
+        assert app.results == []
+        await pilot.press("s")
+    assert app.results == [Approve("session", rule="Bash")]
+
+
+async def test_the_suggested_rule_is_shown_in_the_always_choice():
+    app = Host(bash_dialog())
+    async with app.run_test(size=SIZE):
+        choices = app.screen.query_one("#choices", OptionList)
+        prompt = str(choices.get_option("always").prompt)
+        assert "don't ask again for Bash(npm test:*)" in prompt
+
+
+async def test_one_of_n_is_live_and_allow_all_appears_only_when_several_wait():
+    dialog = bash_dialog()
+    app = Host(dialog)
+    async with app.run_test(size=SIZE) as pilot:
+        assert "of" not in text_of(dialog, "#title")
+        await pilot.press("A")  # one call waits: nothing to allow all of
+        assert app.results == []
+        dialog.set_waiting(3)
+        await pilot.pause()
+        assert "1 of 3" in text_of(dialog, "#title")
+        assert "Allow all 3" in str(
+            dialog.query_one("#choices", OptionList).get_option("all").prompt
+        )
+        await pilot.press("A")
+    assert app.results == [ApproveAll()]
+
+
+async def test_bash_shows_the_command_the_description_and_why():
+    dialog = bash_dialog()
+    app = Host(dialog)
+    async with app.run_test(size=SIZE):
+        assert "npm test -- --watch=false" in dialog.query_one("#command", Static).content.code
+        assert text_of(dialog, "#description") == "Run the test suite"
+        assert "does not treat as read-only" in text_of(dialog, "#message")
+        assert text_of(dialog, "#why") == "Asked by the command check: the command runs `npm`."
+
+
+async def test_highlighting_follows_the_theme():
+    dialog = bash_dialog()
+    app = Host(dialog)
+    async with app.run_test(size=SIZE) as pilot:
+        app.theme = "textual-dark"
+        await pilot.pause()
+        assert dialog.syntax_theme == "monokai"
+        before = dialog.query_one("#command", Static)
+        app.theme = "textual-light"
+        await pilot.pause()
+        assert dialog.syntax_theme == "friendly"
+        after = dialog.query_one("#command", Static)
+        assert after is not before and "npm test" in after.content.code
+
+
+async def test_a_long_command_scrolls_and_the_choices_stay_on_screen():
+    command = "\n".join(f"echo line {n}" for n in range(200))
+    request = PermissionRequest(
+        "toolu_9", "Bash", {"command": command}, "echo", "Long.", DecidedBy("default", "")
+    )
+    dialog = PermissionScreen(request, cwd=Path("/project"))
+    app = Host(dialog)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert dialog.query_one("#input").max_scroll_y > 0
+        choices = dialog.query_one("#choices", OptionList)
+        assert choices.region.height == choices.option_count
+        assert choices.region.bottom <= SIZE[1]
+
+
+async def test_notebook_edit_shows_the_cell_source():
+    request = PermissionRequest(
+        "toolu_8",
+        "NotebookEdit",
+        {"notebook_path": "/project/a.ipynb", "cell_id": 3, "new_source": "x = compute()"},
+        "a.ipynb",
+        "NotebookEdit would change /project/a.ipynb.",
+        DecidedBy("default", "no rule allows it"),
+    )
+    dialog = PermissionScreen(request, cwd=Path("/project"))
+    app = Host(dialog)
+    async with app.run_test(size=SIZE):
+        assert dialog.query_one("#cell", Static).content.code == "x = compute()"
+        assert text_of(dialog, "#path") == "a.ipynb  (replace cell 3)"
+
+
+def edit_request(path: str, old: str, new: str, **extra: Any) -> PermissionRequest:
+    return PermissionRequest(
+        tool_use_id="toolu_2",
+        tool_name="Edit",
+        input={"file_path": path, "old_string": old, "new_string": new, **extra},
+        summary=path,
+        message=f"Edit would change {path}.",
+        decided_by=DecidedBy("default", "no rule allows it"),
+        suggestions=("Edit(src/**)",),
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "greet.py").write_text(
+        'def greet(name):\n    return "hello " + name\n\n\nprint(greet("world"))\n'
+    )
+    return tmp_path
+
+
+async def test_edit_shows_a_diff_of_the_file_with_the_new_line(project: Path):
+    request = edit_request(
+        str(project / "src" / "greet.py"), 'return "hello " + name', 'return f"Hello, {name}!"'
+    )
+    dialog = PermissionScreen(request, cwd=project)
+    app = Host(dialog)
+    async with app.run_test(size=SIZE) as pilot:
+        diff = text_of(dialog, "#diff")
+        assert '-    return "hello " + name' in diff
+        assert '+    return f"Hello, {name}!"' in diff
+        assert "def greet(name):" in diff  # context from the file on disk
+        assert text_of(dialog, "#path") == "src/greet.py"
+        await pilot.press("a")
+    assert app.results == [Approve("always", rule="Edit(src/**)")]
+
+
+def test_edit_diff_replace_all_and_unreadable_fallback(project: Path):
+    path = project / "src" / "greet.py"
+    path.write_text("a = 1\nb = a\nc = a\n")
+    every = edit_diff(
+        {"file_path": str(path), "old_string": "a", "new_string": "x", "replace_all": True}, project
+    )
+    assert "+c = x" in every and "+b = x" in every
+    missing = edit_diff(
+        {"file_path": "gone.py", "old_string": "old()", "new_string": "new()"}, project
+    )
+    assert missing[-2:] == ["-old()", "+new()"]
+
+
+def test_write_diff_new_file_and_existing_file(project: Path):
+    note, lines = write_diff({"file_path": "notes.txt", "content": "one\ntwo\n"}, project)
+    assert note == "new file, 2 lines" and "+two" in lines
+    note, lines = write_diff(
+        {"file_path": str(project / "src" / "greet.py"), "content": "print('hi')\n"}, project
+    )
+    assert note == "replaces the file" and "+print('hi')" in lines and "-def greet(name):" in lines
+
+
+async def test_other_tools_show_their_input_as_json_and_a_sub_agent_label():
+    request = PermissionRequest(
+        "toolu_3",
+        "WebFetch",
+        {"url": "https://example.com", "prompt": "summarise"},
+        "example.com",
+        "WebFetch reaches example.com, outside the working directories.",
+        DecidedBy("default", "reaches example.com"),
+        ("WebFetch(domain:example.com)",),
+        agent_label="explorer",
+    )
+    dialog = PermissionScreen(request, cwd=Path("/project"))
+    app = Host(dialog)
+    async with app.run_test(size=SIZE):
+        assert (
+            json.loads(dialog.query_one("#json", Static).content.code)["url"]
+            == "https://example.com"
+        )
+        assert text_of(dialog, "#agent") == "asked by explorer"
+        assert dialog.query_one("#dialog").has_class("-risk-high")
+    assert risk_of(request) == "high" and risk_of(bash_request()) == "medium"
+
+
+async def test_the_app_can_await_the_dialog_from_a_worker():
+    """How the TUI's PermissionPort answers: push_screen_wait inside a worker."""
+
+    class PortHost(Host):
+        def on_mount(self) -> None:  # Host.on_mount runs too, and pushes nothing
+            self.ask()
+
+        @work
+        async def ask(self) -> None:
+            self.results.append(await self.push_screen_wait(bash_dialog()))
+
+    app = PortHost(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("y")
+        await app.workers.wait_for_complete()
+    assert app.results == [Approve("once")]
+
+
+# --- plan ------------------------------------------------------------------------------------
+
+PLAN = """\
+# Make greetings friendlier
+
+1. Change `greet` to say *Hello, name!*
+2. Update the tests in `tests/test_greet.py`.
+3. Run the test suite.
+"""
+
+
+def plan_dialog() -> PlanScreen:
+    return PlanScreen(
+        PlanRequest(
+            "toolu_4",
+            PLAN,
+            Path("/plans/friendly-greetings.md"),
+            (AllowedPrompt("Bash", "run tests"),),
+        )
+    )
+
+
+@pytest.mark.parametrize(
+    ("keys", "expected"),
+    [
+        (["1"], PlanApproved("acceptEdits")),
+        (["enter"], PlanApproved("acceptEdits")),
+        (["2"], PlanApproved("default")),
+        (["3", *"also lint", "enter"], KeepPlanning("also lint")),
+        (["escape"], KeepPlanning("")),
+        (["3", "escape", "2"], PlanApproved("default")),
+    ],
+)
+async def test_plan_keys(keys: list[str], expected: object):
+    assert await answer(plan_dialog(), keys) == [expected]
+
+
+async def test_plan_shows_markdown_path_and_allowed_prompts():
+    dialog = plan_dialog()
+    app = Host(dialog)
+    async with app.run_test(size=SIZE):
+        assert "Make greetings friendlier" in dialog.query_one("#plan-markdown").source
+        assert text_of(dialog, "#plan-path") == "/plans/friendly-greetings.md"
+        assert text_of(dialog, "#prompts") == "The plan asks to: run tests (Bash)"
+
+
+# --- question --------------------------------------------------------------------------------
+
+
+def question_request() -> QuestionRequest:
+    return QuestionRequest(
+        "toolu_5",
+        (
+            Question(
+                "Which test runner should the project use?",
+                "Test runner",
+                (
+                    QuestionOption("pytest", "the usual"),
+                    QuestionOption("unittest", "no extra deps"),
+                ),
+            ),
+            Question(
+                "Which checks should run in CI?",
+                "CI checks",
+                (QuestionOption("ruff"), QuestionOption("mypy"), QuestionOption("pytest")),
+                multi_select=True,
+            ),
+        ),
+    )
+
+
+RUNNER, CHECKS = "Which test runner should the project use?", "Which checks should run in CI?"
+
+
+async def test_questions_single_and_multi_select():
+    dialog = QuestionScreen(question_request())
+    app = Host(dialog)
+    async with app.run_test(size=SIZE) as pilot:
+        submit = dialog.query_one("#submit", Button)
+        assert submit.disabled
+        await pilot.press("enter")  # the first radio: pytest
+        await pilot.press("tab", "tab")  # past "Other" to the selection list
+        await pilot.press("enter", "down", "down", "enter")  # ruff and pytest
+        await pilot.pause()
+        assert not submit.disabled
+        await pilot.click("#submit")
+    assert app.results == [Answers({RUNNER: "pytest", CHECKS: "ruff, pytest"})]
+
+
+async def test_questions_other_text_wins_and_submit_waits_for_every_answer():
+    dialog = QuestionScreen(question_request())
+    app = Host(dialog)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("tab", *"nose2", "enter")  # the second question is still open
+        await pilot.pause()
+        assert app.results == [] and dialog.query_one("#submit", Button).disabled
+        await pilot.press("tab", "enter", "tab", *"  ", "enter")  # ruff; blank other is ignored
+    assert app.results == [Answers({RUNNER: "nose2", CHECKS: "ruff"})]
+
+
+async def test_questions_escape_is_none():
+    assert await answer(QuestionScreen(question_request()), ["enter", "escape"]) == [None]
+
+
+# --- trust -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("keys", "expected"), [(["y"], True), (["enter"], True), (["n"], False), (["escape"], False)]
+)
+async def test_trust_keys(keys: list[str], expected: bool):
+    assert await answer(TrustScreen(Path("/work/cloned"), ["x"]), keys) == [expected]
+
+
+@pytest.fixture
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("PROCTOR_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("PROCTOR_NO_CLAUDE_SETTINGS", raising=False)
+    project = tmp_path / "project"
+    project.mkdir()
+    return project
+
+
+def test_trust_findings_lists_hooks_rules_and_directories(isolated_home: Path):
+    project = isolated_home
+    (project / ".proctor").mkdir()
+    hook = {"hooks": [{"type": "command", "command": "./check.sh"}]}
+    (project / ".proctor" / "settings.json").write_text(
+        json.dumps(
+            {
+                "hooks": {"PreToolUse": [{"matcher": "Bash", **hook}], "Stop": [hook]},
+                "permissions": {
+                    "allow": ["Bash(npm test:*)", "Edit"],
+                    "deny": ["Bash(rm:*)"],
+                    "additionalDirectories": ["../shared"],
+                    "defaultMode": "acceptEdits",
+                },
+            }
+        )
+    )
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.local.json").write_text("{}")
+    findings = trust_findings(load_settings(project), project)
+    assert findings == [
+        ".proctor/settings.json: 2 hooks (PreToolUse, Stop), "
+        "2 allow rules (Bash(npm test:*), Edit), 1 deny rule (Bash(rm:*)), "
+        "1 additional directory, default mode acceptEdits",
+        ".claude/settings.local.json: settings (no hooks or rules)",
+    ]
+
+
+def test_trust_findings_is_empty_without_project_settings(isolated_home: Path):
+    config = Path(isolated_home.parent / "config")
+    config.mkdir()
+    (config / "settings.json").write_text('{"permissions": {"allow": ["Read"]}}')
+    settings = load_settings(isolated_home)
+    assert settings.files  # the user's own file is read ...
+    assert trust_findings(settings, isolated_home) == []  # ... and is not the project's
+
+
+async def test_trust_screen_lists_the_findings():
+    dialog = TrustScreen(Path("/work/cloned"), [".proctor/settings.json: 1 hook (Stop)"])
+    app = Host(dialog)
+    async with app.run_test(size=SIZE):
+        assert "/work/cloned" in text_of(dialog, "#title")
+        assert ".proctor/settings.json: 1 hook (Stop)" in text_of(dialog, "#findings")
+
+
+# --- help ------------------------------------------------------------------------------------
+
+
+async def test_help_lists_the_keys_below_and_the_dialog_keys_and_closes():
+    class HelpHost(Host):
+        def action_help(self) -> None:
+            self.push_screen(HelpScreen(), self.results.append)
+
+    app = HelpHost(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f1")
+        await pilot.pause()
+        help_screen = app.screen
+        assert isinstance(help_screen, HelpScreen)
+        assert help_screen.app_keys() == [("^q", "Quit"), ("f1", "Help")]
+        assert "Quit" in text_of(help_screen, "#app-keys")
+        assert "allow every waiting call" in text_of(help_screen, "#dialog-keys")
+        for key in ("escape", "f1", "q"):
+            await pilot.press(key)
+            await pilot.pause()
+            assert app.screen is not help_screen
+            await pilot.press("f1")
+            await pilot.pause()
+            help_screen = app.screen
+            assert isinstance(help_screen, HelpScreen)
+    assert app.results == [None, None, None]
+
+
+# --- snapshots -------------------------------------------------------------------------------
+
+
+def test_snapshot_permission_bash_one_of_two(snap_compare):
+    dialog = PermissionScreen(bash_request(), cwd=Path("/project"), waiting=2)
+    assert snap_compare(Host(dialog), terminal_size=SIZE)
+
+
+def test_snapshot_permission_edit_diff(snap_compare, tmp_path: Path):
+    project = tmp_path / "p"
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "greet.py").write_text(
+        'def greet(name):\n    return "hello " + name\n\n\nprint(greet("world"))\n'
+    )
+    request = edit_request("src/greet.py", 'return "hello " + name', 'return f"Hello, {name}!"')
+    assert snap_compare(Host(PermissionScreen(request, cwd=project)), terminal_size=SIZE)
+
+
+def test_snapshot_plan(snap_compare):
+    assert snap_compare(Host(plan_dialog()), terminal_size=SIZE)
+
+
+def test_snapshot_question(snap_compare):
+    assert snap_compare(Host(QuestionScreen(question_request())), terminal_size=SIZE)
+
+
+def test_snapshot_trust(snap_compare):
+    findings = [
+        ".proctor/settings.json: 2 hooks (PreToolUse, Stop), 1 allow rule (Bash(npm test:*))",
+        ".claude/settings.json: 1 additional directory",
+    ]
+    assert snap_compare(Host(TrustScreen(Path("/work/cloned"), findings)), terminal_size=SIZE)

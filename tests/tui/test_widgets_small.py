@@ -1,0 +1,359 @@
+"""The todo list, the status bar and the prompt input, driven with real engine events and keys.
+
+A small host app holds the three widgets and a `CallBook`, and feeds event batches the way
+the app's event bridge does: each event to the book first, then the batch to each widget.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rich.style import Style
+from textual.app import App, ComposeResult
+from textual.widgets import Label
+
+from core.agent.demo import DEMO_MODEL
+from core.agent.loop import TextDelta, TurnEnded
+from core.events import (
+    EngineEvent,
+    ModeChanged,
+    TodosChanged,
+    ToolCompleted,
+    ToolQueued,
+    ToolStarted,
+)
+from core.tools.task import SubAgentEvent
+from core.tools.todo_write import Todo
+from tui.calls import CallBook
+from tui.theme_vars import THEME_VARIABLE_DEFAULTS
+from tui.widgets.prompt_input import BUSY_PLACEHOLDER, IDLE_PLACEHOLDER, PromptInput
+from tui.widgets.status_bar import StatusBar
+from tui.widgets.todos import TodoList
+
+
+class Host(App[None]):
+    def __init__(
+        self, *, model: str = "claude-sonnet-4-5", history_path: Path | None = None
+    ) -> None:
+        super().__init__()
+        self.book = CallBook()
+        self.model = model
+        self.history_path = history_path
+        self.sent: list[str] = []
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return dict(THEME_VARIABLE_DEFAULTS)
+
+    def compose(self) -> ComposeResult:
+        yield TodoList()
+        yield PromptInput(history_path=self.history_path)
+        yield StatusBar(model=self.model, session_id="0123456789abcdef")
+
+    def feed(self, *events: EngineEvent) -> None:
+        for event in events:
+            self.book.apply(event)
+            if isinstance(event, TurnEnded):
+                self.book.end_turn(event.stop_reason, event.at)
+        self.query_one(TodoList).apply(events, self.book)
+        self.query_one(StatusBar).apply(events, self.book)
+
+    def on_prompt_input_prompt_sent(self, message: PromptInput.PromptSent) -> None:
+        self.sent.append(message.text)
+
+
+def todo_lines(todos: TodoList) -> list[str]:
+    lines = [todos.render_line(y).text for y in range(todos.size.height)]
+    return [line.strip("│╭╮╰╯─ ") for line in lines]
+
+
+def label(host: Host, selector: str) -> str:
+    return str(host.query_one(selector, Label).content)
+
+
+def turn_ended(input_tokens: int, output_tokens: int, **cache: int) -> TurnEnded:
+    return TurnEnded(
+        stop_reason="end_turn",
+        requests=1,
+        usage={"input_tokens": input_tokens, "output_tokens": output_tokens, **cache},
+    )
+
+
+def queued(call_id: str, tool: str = "Bash", parent: str | None = None) -> ToolQueued:
+    return ToolQueued(
+        tool_use_id=call_id,
+        tool_name=tool,
+        batch_id=f"b-{call_id}",
+        parent_tool_use_id=parent,
+        input={},
+        summary=f"{tool} call {call_id}",
+        concurrency_safe=False,
+    )
+
+
+THREE = (
+    Todo("Read the code", "completed", "Reading the code"),
+    Todo("Fix the bug", "in_progress", "Fixing the bug"),
+    Todo("Run the tests", "pending", "Running the tests"),
+)
+
+
+# -- todo list ------------------------------------------------------------------------------------
+
+
+async def test_todos_empty_then_all_three_states() -> None:
+    host = Host()
+    async with host.run_test(size=(60, 20)) as pilot:
+        todos = host.query_one(TodoList)
+        assert "No todos yet" in todo_lines(todos)
+        host.feed(TodosChanged(todos=THREE))
+        await pilot.pause()
+        lines = todo_lines(todos)
+        assert "✓ Read the code" in lines
+        assert "◐ Fixing the bug" in lines  # the activeForm, not the content
+        assert "○ Run the tests" in lines
+        assert "No todos yet" not in lines
+        assert todos.border_title == "Todos 1/3"
+
+        # completed is struck through, in progress is emphasised, pending is neither
+        def style_of(words: str) -> Style:
+            y = next(y for y, line in enumerate(todo_lines(todos)) if words in line)
+            segment = next(s for s in todos.render_line(y) if words in s.text)
+            assert segment.style is not None
+            return segment.style
+
+        assert style_of("Read the code").strike
+        assert style_of("Fixing the bug").bold
+        assert not style_of("Run the tests").strike
+        assert not style_of("Run the tests").bold
+
+
+async def test_todos_update_on_a_second_change_and_ignore_other_events() -> None:
+    host = Host()
+    async with host.run_test(size=(60, 20)) as pilot:
+        todos = host.query_one(TodoList)
+        host.feed(TodosChanged(todos=THREE))
+        await pilot.pause()
+        host.feed(
+            TextDelta(text="unrelated"),
+            TodosChanged(
+                todos=(
+                    Todo("Read the code", "completed", "Reading the code"),
+                    Todo("Fix the bug", "completed", "Fixing the bug"),
+                    Todo("Run the tests", "in_progress", "Running the tests"),
+                )
+            ),
+        )
+        await pilot.pause()
+        lines = todo_lines(todos)
+        assert "✓ Fix the bug" in lines
+        assert "◐ Running the tests" in lines
+        assert "○ Run the tests" not in lines
+        assert todos.border_title == "Todos 2/3"
+
+
+async def test_sub_agent_todos_show_under_a_heading_until_its_task_ends() -> None:
+    host = Host()
+    async with host.run_test(size=(60, 20)) as pilot:
+        todos = host.query_one(TodoList)
+        host.feed(
+            TodosChanged(todos=THREE[:1]),
+            queued("task-1", "Task"),
+            TodosChanged(
+                todos=(Todo("Look around", "pending", "Looking around"),), agent_id="task-1"
+            ),
+        )
+        await pilot.pause()
+        lines = todo_lines(todos)
+        assert "↳ Task call task-1" in lines
+        assert "○ Look around" in lines
+        assert todos.border_title == "Todos 1/1"  # the main list only
+
+        host.feed(
+            ToolCompleted(
+                tool_use_id="task-1",
+                tool_name="Task",
+                batch_id="b-task-1",
+                duration_s=1.0,
+                is_error=False,
+            )
+        )
+        await pilot.pause()
+        lines = todo_lines(todos)
+        assert "○ Look around" not in lines
+        assert "✓ Read the code" in lines
+
+
+# -- status bar -----------------------------------------------------------------------------------
+
+
+async def test_status_bar_shows_mode_in_words_with_its_class() -> None:
+    host = Host()
+    async with host.run_test(size=(120, 20)) as pilot:
+        pill = host.query_one("#status-mode", Label)
+        assert str(pill.content) == "default"
+        assert pill.has_class("-default")
+        host.feed(ModeChanged(mode="plan", previous="default"))
+        await pilot.pause()
+        assert str(pill.content) == "plan mode"
+        assert pill.has_class("-plan")
+        assert not pill.has_class("-default")
+        plan_background = pill.styles.background
+        host.feed(ModeChanged(mode="acceptEdits", previous="plan"))
+        await pilot.pause()
+        assert str(pill.content) == "accept edits"
+        assert pill.has_class("-acceptEdits") and not pill.has_class("-plan")
+        assert pill.styles.background != plan_background  # each mode its own colour
+
+
+async def test_status_bar_model_and_short_session_id() -> None:
+    host = Host()
+    async with host.run_test(size=(120, 20)):
+        assert label(host, "#status-model") == "claude-sonnet-4-5"
+        assert label(host, "#status-session") == "session 01234567"
+
+
+async def test_tokens_and_cost_accumulate_over_turns_including_sub_agents() -> None:
+    host = Host(model="claude-sonnet-4-5")
+    async with host.run_test(size=(120, 20)) as pilot:
+        bar = host.query_one(StatusBar)
+        assert label(host, "#status-tokens") == "0 in · 0 out"
+        host.feed(turn_ended(400, 100))
+        await pilot.pause()
+        assert (bar.input_tokens, bar.output_tokens) == (400, 100)
+        assert label(host, "#status-tokens") == "400 in · 100 out"
+        host.feed(
+            SubAgentEvent(
+                agent_id="task-1",
+                agent_label="Explore",
+                event_kind="turn_ended",
+                event=turn_ended(100, 50),
+            ),
+            turn_ended(1000, 850, cache_read_input_tokens=500),
+        )
+        await pilot.pause()
+        assert (bar.input_tokens, bar.output_tokens) == (2000, 1000)
+        assert label(host, "#status-tokens") == "2.0k in · 1.0k out"
+        # sonnet: (1500 × 3 + 500 × 0.3 + 1000 × 15) / 1e6
+        assert bar.cost_usd is not None
+        assert abs(bar.cost_usd - 0.01965) < 1e-9
+        assert label(host, "#status-cost") == "$0.0197"
+
+
+async def test_cost_is_na_for_the_demo_model() -> None:
+    host = Host(model=DEMO_MODEL)
+    async with host.run_test(size=(120, 20)) as pilot:
+        host.feed(turn_ended(1000, 1000))
+        await pilot.pause()
+        assert host.query_one(StatusBar).cost_usd is None
+        assert label(host, "#status-cost") == "cost n/a"
+        assert label(host, "#status-tokens") == "1.0k in · 1.0k out"
+
+
+async def test_activity_words_are_the_apps_and_events_leave_them_alone() -> None:
+    host = Host()
+    async with host.run_test(size=(120, 20)) as pilot:
+        bar = host.query_one(StatusBar)
+        assert label(host, "#status-activity") == "idle"
+        bar.activity = "working 3 s · 2 prompts queued"
+        await pilot.pause()
+        assert label(host, "#status-activity") == "working 3 s · 2 prompts queued"
+        host.feed(queued("c1"), ToolStarted(tool_use_id="c1", tool_name="Bash", batch_id="b-c1"))
+        host.feed(turn_ended(1, 1))
+        await pilot.pause()
+        assert label(host, "#status-activity") == "working 3 s · 2 prompts queued"
+
+
+# -- prompt input ---------------------------------------------------------------------------------
+
+
+async def test_enter_sends_and_blank_is_ignored() -> None:
+    host = Host()
+    async with host.run_test() as pilot:
+        prompt = host.query_one(PromptInput)
+        prompt.focus()
+        await pilot.press("enter")
+        await pilot.press("space", "space", "enter")
+        await pilot.pause()
+        assert host.sent == []
+        assert prompt.value == ""
+        await pilot.press(*"hi ", "enter")
+        await pilot.pause()
+        assert host.sent == ["hi"]
+        assert prompt.value == ""
+        assert prompt.history == ("hi",)
+
+
+async def test_history_walks_newest_first_and_keeps_the_draft() -> None:
+    host = Host()
+    async with host.run_test() as pilot:
+        prompt = host.query_one(PromptInput)
+        prompt.focus()
+        for text in ("one", "two", "three"):
+            await pilot.press(*text, "enter")
+        await pilot.press(*"dra", "f", "t")
+        await pilot.press("up")
+        assert prompt.value == "three"
+        await pilot.press("up", "up")
+        assert prompt.value == "one"
+        await pilot.press("up")  # the oldest stays
+        assert prompt.value == "one"
+        await pilot.press("down")
+        assert prompt.value == "two"
+        await pilot.press("down", "down")
+        assert prompt.value == "draft"
+        await pilot.press("down")  # past the draft: nothing happens
+        assert prompt.value == "draft"
+        await pilot.press("up", "enter")
+        await pilot.pause()
+        assert host.sent == ["one", "two", "three", "three"]
+        assert prompt.history == ("one", "two", "three")  # an immediate repeat is kept once
+
+
+async def test_busy_changes_the_placeholder() -> None:
+    host = Host()
+    async with host.run_test() as pilot:
+        prompt = host.query_one(PromptInput)
+        assert prompt.placeholder == IDLE_PLACEHOLDER
+        prompt.busy = True
+        await pilot.pause()
+        assert prompt.placeholder == BUSY_PLACEHOLDER
+        prompt.busy = False
+        await pilot.pause()
+        assert prompt.placeholder == IDLE_PLACEHOLDER
+
+
+async def test_history_file_round_trips(tmp_path: Path) -> None:
+    path = tmp_path / "state" / "history.jsonl"
+    host = Host(history_path=path)
+    async with host.run_test() as pilot:
+        host.query_one(PromptInput).focus()
+        await pilot.press(*"first", "enter")
+        host.query_one(PromptInput).value = "two\nlines"
+        await pilot.press("enter")
+        await pilot.pause()
+    assert [json.loads(line) for line in path.read_text().splitlines()] == ["first", "two\nlines"]
+
+    again = Host(history_path=path)
+    async with again.run_test() as pilot:
+        prompt = again.query_one(PromptInput)
+        assert prompt.history == ("first", "two\nlines")
+        prompt.focus()
+        await pilot.press("up")
+        assert prompt.value == "two\nlines"
+
+
+async def test_a_garbage_history_file_is_ignored(tmp_path: Path) -> None:
+    garbage = tmp_path / "garbage"
+    garbage.write_bytes(b"\xff\xfe\x00not json at all\n{]")
+    mixed = tmp_path / "mixed"
+    mixed.write_text('"kept"\n{"not": "a string"}\nnot json\n42\n"also kept"\n')
+    for path, expected in ((garbage, ()), (mixed, ("kept", "also kept")), (tmp_path, ())):
+        host = Host(history_path=path)
+        async with host.run_test() as pilot:
+            prompt = host.query_one(PromptInput)
+            assert prompt.history == expected
+            prompt.focus()
+            await pilot.press(*"new", "enter")  # saving to a directory fails quietly
+            await pilot.pause()
+            assert host.sent == ["new"]

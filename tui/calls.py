@@ -1,0 +1,291 @@
+"""What the screen knows about the tool calls of a session: plain data, kept from events.
+
+Every widget that shows a call (the tool queue, the conversation's inline lines, the saved
+output browser) reads the same `CallBook`, which the app feeds each engine event exactly
+once. Keeping this out of the widgets means one place decides what state a call is in, the
+widgets only draw, and the bookkeeping is testable without a screen (no textual import).
+
+A call moves queued → (waiting for approval ↔ running) → done | failed | cancelled. Calls
+that share a `batch_id` were allowed to run together; a batch of one is a serial call. A
+sub-agent's calls carry the Task call's id as `parent` and nest under it. Calls belong to
+the turn in which they were queued; the app starts a turn when it sends a prompt.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from core.events import (
+    EngineEvent,
+    PermissionAnswered,
+    PermissionAsked,
+    ResultPersisted,
+    ToolCancelled,
+    ToolCompleted,
+    ToolEvent,
+    ToolNotice,
+    ToolProgress,
+    ToolQueued,
+    ToolStarted,
+)
+
+CallState = Literal["queued", "waiting", "running", "done", "failed", "cancelled"]
+FINISHED: frozenset[CallState] = frozenset({"done", "failed", "cancelled"})
+
+_SAVED_TO = re.compile(r"^<persisted-output>\n.*?Full output saved to: (.+)$", re.MULTILINE)
+"""How core/results.py (and Bash, which saves its own output) tell the model where it is."""
+
+TAIL_LINES = 3
+"""How many of a running command's last output lines the queue shows under its row."""
+
+
+@dataclass(slots=True)
+class CallRecord:
+    tool_use_id: str
+    tool_name: str
+    batch_id: str
+    summary: str
+    input: Any
+    concurrency_safe: bool
+    queued_at: float
+    turn: int
+    parent: str | None = None
+    """The Task call this call's sub-agent made it from."""
+    state: CallState = "queued"
+    started_at: float | None = None
+    ended_at: float | None = None
+    why: str = ""
+    """For a failed call, the stage that failed; for a cancelled one, the reason in words."""
+    tail: tuple[str, ...] = ()
+    """The last lines of a running command's output."""
+    output_bytes: int = 0
+    spool: Path | None = None
+    """Where a running command writes its output, when the tool says."""
+    persisted: Path | None = None
+    persisted_chars: int = 0
+    result: str | None = None
+    """The result text the model was given (from the turn's tool_result blocks)."""
+    notices: list[tuple[str, str]] = field(default_factory=list)
+    children: list[str] = field(default_factory=list)
+
+    @property
+    def finished(self) -> bool:
+        return self.state in FINISHED
+
+    def elapsed(self, now: float) -> float:
+        """Seconds running so far, or the whole duration once finished (0 before start)."""
+        if self.started_at is None:
+            return 0.0
+        return (self.ended_at if self.ended_at is not None else now) - self.started_at
+
+
+@dataclass(slots=True)
+class Batch:
+    batch_id: str
+    calls: list[str] = field(default_factory=list)
+
+    @property
+    def parallel(self) -> bool:
+        return len(self.calls) > 1
+
+
+@dataclass(slots=True)
+class Turn:
+    index: int
+    prompt: str
+    started_at: float
+    batches: list[Batch] = field(default_factory=list)
+    """Top-level calls only, grouped by batch, in the order they were queued."""
+    ended_at: float | None = None
+    stop_reason: str | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.ended_at is not None
+
+    def call_ids(self) -> Iterable[str]:
+        for batch in self.batches:
+            yield from batch.calls
+
+
+@dataclass(frozen=True, slots=True)
+class TurnSummary:
+    calls: int
+    done: int
+    failed: int
+    cancelled: int
+    duration_s: float
+
+    def describe(self) -> str:
+        parts = [f"{self.calls} call{'s' if self.calls != 1 else ''}"]
+        parts += [
+            f"{count} {word}"
+            for count, word in ((self.done, "done"), (self.failed, "failed"))
+            if count
+        ]
+        if self.cancelled:
+            parts.append(f"{self.cancelled} cancelled")
+        return " · ".join(parts) + f" · {self.duration_s:.1f} s"
+
+
+class CallBook:
+    """Every call of the session, by id, and the turns they belong to."""
+
+    def __init__(self) -> None:
+        self.calls: dict[str, CallRecord] = {}
+        self.turns: list[Turn] = []
+        self._batches: dict[tuple[int, str], Batch] = {}
+
+    # -- turns ---------------------------------------------------------------------------------
+
+    def begin_turn(self, prompt: str, at: float) -> Turn:
+        turn = Turn(index=len(self.turns) + 1, prompt=prompt, started_at=at)
+        self.turns.append(turn)
+        return turn
+
+    def end_turn(self, stop_reason: str, at: float) -> Turn | None:
+        turn = self.current_turn
+        if turn is not None and not turn.finished:
+            turn.ended_at = at
+            turn.stop_reason = stop_reason
+        return turn
+
+    @property
+    def current_turn(self) -> Turn | None:
+        return self.turns[-1] if self.turns else None
+
+    def summary(self, turn: Turn) -> TurnSummary:
+        records = [self.calls[i] for i in turn.call_ids()]
+        end = turn.ended_at if turn.ended_at is not None else turn.started_at
+        return TurnSummary(
+            calls=len(records),
+            done=sum(r.state == "done" for r in records),
+            failed=sum(r.state == "failed" for r in records),
+            cancelled=sum(r.state == "cancelled" for r in records),
+            duration_s=max(0.0, end - turn.started_at),
+        )
+
+    # -- events --------------------------------------------------------------------------------
+
+    def apply(self, event: EngineEvent) -> CallRecord | None:
+        """Take one event into account; returns the call it changed, if any."""
+        if not isinstance(event, ToolEvent):
+            return None
+        if isinstance(event, ToolQueued):
+            return self._queued(event)
+        record = self.calls.get(event.tool_use_id)
+        if record is None:  # an event for a call we never saw queued: show it anyway
+            record = self._queued(
+                ToolQueued(
+                    at=event.at,
+                    tool_use_id=event.tool_use_id,
+                    tool_name=event.tool_name,
+                    batch_id=event.batch_id,
+                    parent_tool_use_id=event.parent_tool_use_id,
+                    input={},
+                    summary="",
+                    concurrency_safe=False,
+                )
+            )
+        match event:
+            case ToolStarted():
+                record.state = "running"
+                record.started_at = event.at
+            case PermissionAsked():
+                record.state = "waiting"
+            case PermissionAnswered():
+                if not record.finished:
+                    record.state = "running"
+            case ToolProgress():
+                self._progress(record, event.data)
+            case ResultPersisted():
+                record.persisted = event.path
+                record.persisted_chars = event.size_chars
+            case ToolNotice():
+                record.notices.append((event.level, event.text))
+            case ToolCompleted():
+                record.state = "failed" if event.is_error else "done"
+                record.why = (event.failed_stage or "") if event.is_error else ""
+                record.ended_at = event.at
+                if record.started_at is None:
+                    record.started_at = event.at - event.duration_s
+            case ToolCancelled():
+                record.state = "cancelled"
+                record.why = event.message or str(event.reason)
+                record.ended_at = event.at
+        return record
+
+    def take_results(self, content: Sequence[Mapping[str, Any]]) -> list[CallRecord]:
+        """Keep the result text of each tool_result block of a user message."""
+        changed = []
+        for block in content:
+            if block.get("type") != "tool_result":
+                continue
+            record = self.calls.get(str(block.get("tool_use_id")))
+            if record is not None:
+                record.result = result_text(block.get("content"))
+                if record.persisted is None:  # a tool that saves its own output (Bash)
+                    saved = _SAVED_TO.search(record.result)
+                    record.persisted = Path(saved.group(1).strip()) if saved else None
+                changed.append(record)
+        return changed
+
+    def _queued(self, event: ToolQueued) -> CallRecord:
+        turn = self.current_turn or self.begin_turn("", event.at)
+        record = CallRecord(
+            tool_use_id=event.tool_use_id,
+            tool_name=event.tool_name,
+            batch_id=event.batch_id,
+            summary=event.summary,
+            input=event.input,
+            concurrency_safe=event.concurrency_safe,
+            queued_at=event.at,
+            turn=turn.index,
+            parent=event.parent_tool_use_id,
+        )
+        self.calls[record.tool_use_id] = record
+        parent = self.calls.get(event.parent_tool_use_id) if event.parent_tool_use_id else None
+        if parent is not None:
+            parent.children.append(record.tool_use_id)
+        else:
+            key = (turn.index, event.batch_id)
+            batch = self._batches.get(key)
+            if batch is None:
+                batch = self._batches[key] = Batch(event.batch_id)
+                turn.batches.append(batch)
+            batch.calls.append(record.tool_use_id)
+        return record
+
+    @staticmethod
+    def _progress(record: CallRecord, data: Any) -> None:
+        if not isinstance(data, Mapping):
+            return
+        text = data.get("text")
+        if isinstance(text, str):
+            lines = [line for line in text.splitlines() if line.strip()]
+            record.tail = tuple(lines[-TAIL_LINES:])
+        total = data.get("total_bytes")
+        if isinstance(total, int):
+            record.output_bytes = total
+        spool = data.get("spool")
+        if isinstance(spool, str):
+            record.spool = Path(spool)
+
+
+def result_text(content: Any) -> str:
+    """A tool_result block's content as text (images and other blocks named, not shown)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, Sequence):
+        parts = []
+        for block in content:
+            if isinstance(block, Mapping) and block.get("type") == "text":
+                parts.append(str(block.get("text", "")))
+            elif isinstance(block, Mapping):
+                parts.append(f"[{block.get('type', 'block')}]")
+        return "\n".join(parts)
+    return "" if content is None else str(content)

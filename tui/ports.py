@@ -1,0 +1,149 @@
+"""The app's answers to the engine's questions: one modal dialog at a time, in order.
+
+The engine awaits `request_permission`, `ask_questions` and `review_plan` (core/ports.py)
+from inside a running turn, possibly several at once: parallel calls can each need an
+approval. Each question becomes a pending item with its own future; the first is shown,
+the rest wait their turn, and a permission dialog says "1 of N" and offers "allow all N"
+while others wait. Other calls keep running meanwhile: only the asking call awaits.
+
+If the engine stops waiting (the turn was interrupted, a sibling failed), the item is
+withdrawn and, if it is on screen, its dialog closes. A dialog that cannot be shown counts
+as "no" (the port protocol's fail-closed rule).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from textual.app import App
+from textual.screen import ModalScreen
+
+from core.ports import (
+    Answers,
+    Approve,
+    KeepPlanning,
+    PermissionAnswer,
+    PermissionRequest,
+    PlanAnswer,
+    PlanRequest,
+    QuestionRequest,
+    Reject,
+)
+
+from .screens.permission import ApproveAll, PermissionScreen
+from .screens.plan import PlanScreen
+from .screens.question import QuestionScreen
+
+DialogKind = Literal["permission", "plan", "question"]
+
+
+@dataclass(eq=False, slots=True)
+class _Pending:
+    kind: DialogKind
+    make: Callable[[int], ModalScreen[Any]]
+    """Builds the dialog, given how many permission requests wait (for "1 of N")."""
+    future: asyncio.Future[Any]
+    screen: ModalScreen[Any] | None = None
+
+
+class DialogPorts:
+    """Implements core.ports.PermissionPort and UserPort with modal screens."""
+
+    def __init__(self, app: App[Any], cwd: Path) -> None:
+        self.app = app
+        self.cwd = cwd
+        self._queue: deque[_Pending] = deque()
+        self._showing: _Pending | None = None
+
+    # -- the ports -----------------------------------------------------------------------------
+
+    async def request_permission(self, request: PermissionRequest) -> PermissionAnswer:
+        answer = await self._ask(
+            "permission",
+            lambda waiting: PermissionScreen(request, cwd=self.cwd, waiting=waiting),
+            default=Reject(),
+        )
+        return answer if isinstance(answer, Approve | Reject) else Reject()
+
+    async def ask_questions(self, request: QuestionRequest) -> Answers | None:
+        answer = await self._ask("question", lambda _: QuestionScreen(request), default=None)
+        return answer if isinstance(answer, Answers) else None
+
+    async def review_plan(self, request: PlanRequest) -> PlanAnswer:
+        answer = await self._ask("plan", lambda _: PlanScreen(request), default=KeepPlanning())
+        return answer if answer is not None else KeepPlanning()
+
+    # -- what the screen shows -----------------------------------------------------------------
+
+    @property
+    def waiting_permissions(self) -> int:
+        """Permission requests not yet answered, the one on screen included."""
+        return sum(item.kind == "permission" for item in self._items())
+
+    def _items(self) -> list[_Pending]:
+        return ([self._showing] if self._showing else []) + list(self._queue)
+
+    async def _ask(
+        self, kind: DialogKind, make: Callable[[int], ModalScreen[Any]], default: Any
+    ) -> Any:
+        item = _Pending(kind, make, asyncio.get_running_loop().create_future())
+        self._queue.append(item)
+        self._show_next()
+        self._update_count()
+        try:
+            return await item.future
+        except asyncio.CancelledError:
+            self._withdraw(item)
+            raise
+        except Exception:  # a dialog that broke answers "no"
+            return default
+
+    def _show_next(self) -> None:
+        if self._showing is not None or not self._queue:
+            return
+        item = self._showing = self._queue.popleft()
+        try:
+            item.screen = item.make(self.waiting_permissions)
+            self.app.push_screen(item.screen, callback=lambda result: self._answered(item, result))
+        except Exception as error:
+            self._showing = None
+            if not item.future.done():
+                item.future.set_exception(error)
+            self._show_next()
+
+    def _answered(self, item: _Pending, result: Any) -> None:
+        if self._showing is item:
+            self._showing = None
+        if isinstance(result, ApproveAll):
+            result = Approve()
+            for other in [i for i in self._queue if i.kind == "permission"]:
+                self._queue.remove(other)
+                if not other.future.done():
+                    other.future.set_result(Approve())
+        if not item.future.done():
+            item.future.set_result(result)
+        self._show_next()
+        self._update_count()
+
+    def _withdraw(self, item: _Pending) -> None:
+        if item in self._queue:
+            self._queue.remove(item)
+        elif self._showing is item:
+            self._showing = None
+            screen = item.screen
+            # A dialog under another screen (the output viewer) closes when the user
+            # comes back to it; its answer is then ignored.
+            if screen is not None and self.app.screen is screen:
+                screen.dismiss(None)
+            self._show_next()
+        self._update_count()
+
+    def _update_count(self) -> None:
+        showing = self._showing
+        if showing is not None and isinstance(showing.screen, PermissionScreen):
+            showing.screen.set_waiting(self.waiting_permissions)

@@ -1,0 +1,347 @@
+"""The permission dialog: one waiting tool call, what it would do, why it asks, and the answer.
+
+Why it is shaped this way:
+
+- It is a `ModalScreen` that dismisses with a closed value, `PermissionChoice`: the engine's
+  own `Approve | Reject`, plus `ApproveAll` (this call and every other waiting one, once),
+  which only the front end can mean because only it knows what else is waiting. The app turns
+  `ApproveAll` into one `Approve("once")` per waiting request.
+- The input is shown as the person needs to judge it, not as JSON: a shell command
+  highlighted, an edit or a write as a unified diff of the file as it would be (the file is
+  read here, once, when the dialog opens; reading is not deciding), anything else as JSON.
+  The pure parts (`edit_diff`, `write_diff`) take no widget so they are easy to test.
+- The input scrolls on its own (`VerticalScroll` with a height cap) so the choices stay on
+  screen however long a command or diff is.
+- "1 of N" is live: the app calls `set_waiting` when more calls start waiting, and the
+  "allow all" choice (key `A`) exists only while more than one call waits.
+- Risk is a heuristic over the words the decision chain writes into `DecidedBy` and the
+  message (see `risk_of`): high for what reaches outside the project, touches protected or
+  critical paths, or a shell command the analysis could not read. It only colours the border.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from rich.style import Style
+from rich.syntax import Syntax
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.color import Color, ColorParseError
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from core.permissions.decision import DeciderKind
+from core.ports import Approve, PermissionRequest, Reject
+
+
+@dataclass(frozen=True, slots=True)
+class ApproveAll:
+    """Approve this call and every other call waiting now, each once."""
+
+
+PermissionChoice = Approve | Reject | ApproveAll
+Risk = Literal["high", "medium"]
+
+_KIND_WORDS: dict[DeciderKind, str] = {
+    "rule": "an ask rule",
+    "hook": "a PreToolUse hook",
+    "mode": "the permission mode",
+    "tool": "the tool's own check",
+    "user": "your earlier answer",
+    "analysis": "the command check",
+    "default": "no rule or mode allows it",
+}
+
+# Phrases the decision chain (core/permissions/decide.py) writes when a call reaches beyond
+# the project or cannot be read; matching words keeps the engine free of UI notions.
+_HIGH_RISK_WORDS = (
+    "outside the working directories",
+    "is protected",
+    "removing ",
+    "could not be parsed",
+    "invisible character",
+    "does not know",
+    "could not be told",
+    "substitution",
+)
+
+MAX_DIFF_BYTES = 2 * 1024 * 1024
+
+
+def risk_of(request: PermissionRequest) -> Risk:
+    words = f"{request.decided_by.detail} {request.message}".lower()
+    return "high" if any(word in words for word in _HIGH_RISK_WORDS) else "medium"
+
+
+def why_words(request: PermissionRequest) -> str:
+    """The second line of "why it asks": which part of the chain decided, in words."""
+    by = request.decided_by
+    if by.kind == "default":
+        return f"Asked because {by.detail}." if by.detail else "Asked because no rule allows it."
+    return f"Asked by {_KIND_WORDS[by.kind]}: {by.detail}."
+
+
+def shown_path(path: str, cwd: Path) -> str:
+    """A path relative to the project when inside it: shorter, and the same on every machine."""
+    absolute = (cwd / path) if not Path(path).is_absolute() else Path(path)
+    try:
+        return absolute.relative_to(cwd).as_posix()
+    except ValueError:
+        return path
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        if path.stat().st_size > MAX_DIFF_BYTES:
+            return None
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _unified(before: str, after: str, name: str) -> list[str]:
+    lines = difflib.unified_diff(
+        before.splitlines(), after.splitlines(), f"{name}", f"{name}", lineterm="", n=3
+    )
+    return list(lines)
+
+
+def edit_diff(input: Mapping[str, Any], cwd: Path) -> list[str]:
+    """The file after the replacement, as a unified diff; old vs new strings if unreadable."""
+    file_path = str(input.get("file_path", ""))
+    old, new = str(input.get("old_string", "")), str(input.get("new_string", ""))
+    name = shown_path(file_path, cwd)
+    current = _read_text(cwd / file_path) if file_path else None
+    if current is not None and old and old in current:
+        count = -1 if input.get("replace_all") else 1
+        return _unified(current, current.replace(old, new, count), name)
+    return _unified(old, new, name)
+
+
+def write_diff(input: Mapping[str, Any], cwd: Path) -> tuple[str, list[str]]:
+    """A note ("new file, 3 lines" or "replaces the file") and the diff against the file."""
+    file_path = str(input.get("file_path", ""))
+    content = str(input.get("content", ""))
+    name = shown_path(file_path, cwd)
+    current = _read_text(cwd / file_path) if file_path else None
+    if current is None:
+        count = len(content.splitlines())
+        return f"new file, {count} line{'s' if count != 1 else ''}", _unified("", content, name)
+    return "replaces the file", _unified(current, content, name)
+
+
+class PermissionScreen(ModalScreen[PermissionChoice]):
+    """Asks whether one tool call may run; dismisses with a `PermissionChoice`."""
+
+    CSS_PATH = "permission.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y", "choose('once')", "Yes"),
+        Binding("a", "choose('always')", "Yes, always"),
+        Binding("s", "choose('session')", "Yes, this session"),
+        Binding("n", "choose('reject')", "No"),
+        Binding("A", "choose('all')", "Allow all"),
+        Binding("escape", "escape", "No"),
+    ]
+
+    def __init__(
+        self, request: PermissionRequest, *, cwd: Path, position: int = 1, waiting: int = 1
+    ) -> None:
+        super().__init__()
+        self.request = request
+        self.cwd = cwd
+        self.position = position
+        self.waiting = max(waiting, position)
+        self.rule = request.suggestions[0] if request.suggestions else None
+
+    # --- what is shown ---------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        request = self.request
+        with Vertical(id="dialog", classes=f"-risk-{risk_of(request)}"):
+            yield Static(self._title(), id="title")
+            if request.agent_label:
+                yield Static(f"asked by {request.agent_label}", id="agent", markup=False)
+            with VerticalScroll(id="input"):
+                yield from self._input_widgets()
+            yield Static(Text(request.message), id="message")
+            yield Static(Text(why_words(request)), id="why")
+            yield OptionList(id="choices")
+            yield Input(placeholder="tell the agent what to do instead", id="feedback")
+
+    def on_mount(self) -> None:
+        self.query_one("#feedback", Input).cursor_blink = not self.app.is_headless
+        self._fill_choices()
+        self.query_one("#choices", OptionList).focus()
+        # Highlighting and diff colours come from the theme: redraw them when it changes.
+        self.watch(self.app, "theme", self._theme_changed, init=False)
+
+    async def _theme_changed(self) -> None:
+        scroll = self.query_one("#input", VerticalScroll)
+        await scroll.remove_children()
+        await scroll.mount_all(list(self._input_widgets()))
+
+    @property
+    def syntax_theme(self) -> str:
+        """The Pygments style for the command, cell or JSON: light themes need light styles."""
+        return "monokai" if self.app.current_theme.dark else "friendly"
+
+    def _title(self) -> Text:
+        title = Text.assemble((self.request.tool_name, "bold"), " wants permission")
+        if self.waiting > 1:
+            title.append(f"   {self.position} of {self.waiting}", style="bold")
+        return title
+
+    def _input_widgets(self) -> ComposeResult:
+        name, input = self.request.tool_name, self.request.input
+        if name == "Bash" and isinstance(input.get("command"), str):
+            yield Static(self._syntax(input["command"], "bash"), id="command")
+            if description := input.get("description"):
+                yield Static(Text(str(description)), id="description")
+        elif name == "Edit" and "old_string" in input:
+            yield self._path_line(str(input.get("file_path", "")))
+            yield Static(self._diff_text(self._file_view[1]), id="diff")
+        elif name == "Write" and "content" in input:
+            note, lines = self._file_view
+            yield self._path_line(str(input.get("file_path", "")), note)
+            yield Static(self._diff_text(lines), id="diff")
+        elif name == "NotebookEdit":
+            path = str(input.get("notebook_path", ""))
+            mode, cell = input.get("edit_mode", "replace"), input.get("cell_id")
+            yield self._path_line(path, f"{mode} cell {cell}" if cell is not None else mode)
+            source = str(input.get("new_source") or "")
+            language = "markdown" if input.get("cell_type") == "markdown" else "python"
+            yield Static(self._syntax(source, language), id="cell")
+        else:
+            text = json.dumps(dict(input), indent=2, ensure_ascii=False, default=str)
+            yield Static(self._syntax(text, "json"), id="json")
+
+    @cached_property
+    def _file_view(self) -> tuple[str, list[str]]:
+        """The note and diff of an Edit or Write, worked out once: a theme change redraws
+        the dialog and must not read the file again (it may have changed meanwhile)."""
+        if self.request.tool_name == "Write":
+            return write_diff(self.request.input, self.cwd)
+        return "", edit_diff(self.request.input, self.cwd)
+
+    def _path_line(self, path: str, note: str = "") -> Static:
+        line = Text(shown_path(path, self.cwd), style="bold")
+        if note:
+            line.append(f"  ({note})")
+        return Static(line, id="path")
+
+    def _syntax(self, code: str, lexer: str) -> Syntax:
+        return Syntax(
+            code, lexer, theme=self.syntax_theme, word_wrap=True, background_color="default"
+        )
+
+    def _theme_style(self, variable: str) -> Style:
+        try:
+            color = Color.parse(self.app.theme_variables.get(variable, ""))
+        except ColorParseError:
+            return Style()
+        return Style(color=color.rich_color)
+
+    def _diff_text(self, lines: list[str]) -> Text:
+        added, removed = self._theme_style("diff-added"), self._theme_style("diff-removed")
+        muted = Style(dim=True)
+        text = Text(no_wrap=False)
+        for line in lines:
+            if line.startswith(("+++", "---")):
+                style = muted
+            elif line.startswith("+"):
+                style = added
+            elif line.startswith("-"):
+                style = removed
+            elif line.startswith("@@"):
+                style = muted
+            else:
+                style = Style()
+            text.append(line + "\n", style=style)
+        text.rstrip()
+        return text if lines else Text("(no change)")
+
+    def _fill_choices(self) -> None:
+        options: list[Option] = [Option(self._label("y", "Yes"), id="once")]
+        if self.rule is not None:
+            label = self._label("a", "Yes, and don't ask again for ")
+            label.append(self.rule, style="bold")
+            options.append(Option(label, id="always"))
+        options.append(Option(self._label("s", "Yes, for this session"), id="session"))
+        options.append(
+            Option(self._label("n", "No, and tell the agent what to do instead"), id="reject")
+        )
+        if self.waiting > 1:
+            options.append(
+                Option(self._label("A", f"Allow all {self.waiting} waiting calls, once"), id="all")
+            )
+        choices = self.query_one("#choices", OptionList)
+        highlighted = choices.highlighted
+        choices.set_options(options)
+        choices.highlighted = min(highlighted or 0, len(options) - 1)
+
+    @staticmethod
+    def _label(key: str, words: str) -> Text:
+        return Text.assemble((f" {key} ", "bold reverse"), "  ", words)
+
+    # --- live updates ----------------------------------------------------------------------
+
+    def set_waiting(self, waiting: int) -> None:
+        """How many calls wait now, this one included; updates "1 of N" and "allow all"."""
+        self.waiting = max(waiting, self.position, 1)
+        if not self.is_mounted:
+            return
+        self.query_one("#title", Static).update(self._title())
+        self._fill_choices()
+        self.refresh_bindings()
+
+    # --- answers ---------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "choose" and parameters:
+            # False hides the key as well as disabling it: there is no such choice now.
+            if parameters[0] == "always" and self.rule is None:
+                return False
+            if parameters[0] == "all" and self.waiting <= 1:
+                return False
+        return True
+
+    def action_choose(self, choice: str) -> None:
+        if choice == "once":
+            self.dismiss(Approve("once"))
+        elif choice == "always" and self.rule is not None:
+            self.dismiss(Approve("always", rule=self.rule))
+        elif choice == "session":
+            self.dismiss(Approve("session", rule=self.rule or self.request.tool_name))
+        elif choice == "all" and self.waiting > 1:
+            self.dismiss(ApproveAll())
+        elif choice == "reject":
+            feedback = self.query_one("#feedback", Input)
+            feedback.add_class("-shown")
+            feedback.focus()
+
+    def action_escape(self) -> None:
+        feedback = self.query_one("#feedback", Input)
+        if feedback.has_class("-shown"):
+            feedback.remove_class("-shown")
+            self.query_one("#choices", OptionList).focus()
+        else:
+            self.dismiss(Reject())
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        if event.option_id is not None:
+            self.action_choose(event.option_id)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.dismiss(Reject(feedback=event.value.strip() or None))

@@ -1,0 +1,104 @@
+"""Plan approval for ExitPlanMode: the plan as markdown, then how to go on.
+
+Why it is shaped this way: the answer is the engine's own closed `PlanAnswer`
+(`PlanApproved(mode) | KeepPlanning(feedback)`), so the screen adds no type of its own. The
+plan is markdown the model wrote, so it is rendered with Textual's `Markdown` in its own
+scroll and the three choices stay visible below it. The prompts the plan asks for ("run
+tests") are listed, because approving the plan grants them. Keeping on planning asks for
+feedback in place (an `Input` that appears under the choices) rather than a second screen.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Input, Markdown, OptionList, Static
+from textual.widgets.option_list import Option
+
+from core.ports import KeepPlanning, PlanAnswer, PlanApproved, PlanRequest
+
+
+def shown_plan_path(path: Path) -> str:
+    """The plan file with the home directory as `~`: shorter, and it says whose it is."""
+    try:
+        return "~/" + path.relative_to(Path.home()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+class PlanScreen(ModalScreen[PlanAnswer]):
+    """Shows a plan; dismisses with `PlanApproved(mode)` or `KeepPlanning(feedback)`."""
+
+    CSS_PATH = "plan.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("1", "choose('accept')", "Approve, accept edits"),
+        Binding("2", "choose('default')", "Approve, ask for edits"),
+        Binding("3", "choose('keep')", "Keep planning"),
+        Binding("escape", "escape", "Keep planning"),
+    ]
+
+    def __init__(self, request: PlanRequest) -> None:
+        super().__init__()
+        self.request = request
+
+    def compose(self) -> ComposeResult:
+        request = self.request
+        with Vertical(id="dialog"):
+            title = "The plan is ready"
+            if request.agent_label:
+                title += f" ({request.agent_label})"
+            yield Static(Text(title, style="bold"), id="title")
+            yield Static(Text(shown_plan_path(request.plan_path)), id="plan-path")
+            with VerticalScroll(id="plan"):
+                yield Markdown(request.plan or "*(the plan is empty)*", id="plan-markdown")
+            if request.allowed_prompts:
+                asks = "; ".join(f"{p.prompt} ({p.tool})" for p in request.allowed_prompts)
+                yield Static(Text(f"The plan asks to: {asks}"), id="prompts")
+            yield OptionList(
+                Option(_label("1", "Approve, and accept edits"), id="accept"),
+                Option(_label("2", "Approve, and ask before each edit"), id="default"),
+                Option(_label("3", "Keep planning, and tell the agent what to change"), id="keep"),
+                id="choices",
+            )
+            yield Input(placeholder="what should the plan change?", id="feedback")
+
+    def on_mount(self) -> None:
+        self.query_one("#feedback", Input).cursor_blink = not self.app.is_headless
+        self.query_one("#choices", OptionList).focus()
+
+    def action_choose(self, choice: str) -> None:
+        if choice == "accept":
+            self.dismiss(PlanApproved("acceptEdits"))
+        elif choice == "default":
+            self.dismiss(PlanApproved("default"))
+        else:
+            feedback = self.query_one("#feedback", Input)
+            feedback.add_class("-shown")
+            feedback.focus()
+
+    def action_escape(self) -> None:
+        feedback = self.query_one("#feedback", Input)
+        if feedback.has_class("-shown"):
+            feedback.remove_class("-shown")
+            self.query_one("#choices", OptionList).focus()
+        else:
+            self.dismiss(KeepPlanning(""))
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        if event.option_id is not None:
+            self.action_choose(event.option_id)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.dismiss(KeepPlanning(event.value.strip()))
+
+
+def _label(key: str, words: str) -> Text:
+    return Text.assemble((f" {key} ", "bold reverse"), "  ", words)

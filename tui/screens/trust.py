@@ -1,0 +1,70 @@
+"""The trust question, asked once per project that brings its own settings or hooks.
+
+Why it is shaped this way: a cloned repository's `.proctor/` (or `.claude/`) files may hold
+hook commands and allow rules; they must not act before the person has seen them. The screen
+shows what was found (lines from `tui.trust_findings.trust_findings`), says plainly what
+trusting changes, and answers a plain `bool`: True trusts (the app then calls
+`core.trust.trust`), False keeps the project's widening settings set aside for this session.
+Saying no is the safe default: esc and n both mean no.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+EXPLANATION = (
+    "Trusting it means its hooks run (they are shell commands), and its allow rules, extra "
+    "directories and default mode apply. If you do not trust it, those are set aside; its "
+    "deny and ask rules still apply. proctor remembers a yes for this directory only."
+)
+
+
+class TrustScreen(ModalScreen[bool]):
+    """Do you trust the files in this project? Dismisses with True (trust) or False."""
+
+    CSS_PATH = "trust.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y", "answer(True)", "Trust"),
+        Binding("n", "answer(False)", "Don't trust"),
+        Binding("escape", "answer(False)", "Don't trust"),
+    ]
+
+    def __init__(self, project: Path, findings: Sequence[str]) -> None:
+        super().__init__()
+        self.project = project
+        self.findings = tuple(findings)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static(
+                Text.assemble("Do you trust the files in ", (str(self.project), "bold"), "?"),
+                id="title",
+            )
+            yield Static(Text("This project has its own settings:"), id="found-intro")
+            found = "\n".join(f"  • {line}" for line in self.findings) or "  (nothing)"
+            yield Static(Text(found), id="findings")
+            yield Static(Text(EXPLANATION), id="explanation")
+            with Horizontal(id="buttons"):
+                yield Button("Yes, trust it (y)", id="trust", variant="warning")
+                yield Button("No (n)", id="distrust", variant="primary")
+
+    def on_mount(self) -> None:
+        self.query_one("#trust", Button).focus()
+
+    def action_answer(self, trusted: bool) -> None:
+        self.dismiss(trusted)
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(event.button.id == "trust")

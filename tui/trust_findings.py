@@ -1,0 +1,66 @@
+"""What a project's own settings files would do once trusted, as lines for the trust dialog.
+
+Why it is a separate, pure module: it reads only the `Settings` value the engine already
+loaded (no files, no Textual), so it can be tested without a screen and reused by a
+headless front end. It lists exactly what trust changes: hooks (they run commands), allow
+rules, extra directories and a default mode (set aside while untrusted); deny and ask rules
+are listed too because people like to know they are there, though they always apply.
+An empty list means the project has no settings files of its own: nothing to ask about.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from core.settings import PROJECT_SOURCES, Settings
+
+
+def _count(number: int, word: str, plural: str | None = None) -> str:
+    return f"{number} {word if number == 1 else (plural or word + 's')}"
+
+
+def _shown(path: Path, project: Path) -> str:
+    try:
+        return path.relative_to(project).as_posix()
+    except ValueError:
+        try:
+            return path.resolve().relative_to(project.resolve()).as_posix()
+        except (ValueError, OSError, RuntimeError):
+            return str(path)
+
+
+def trust_findings(settings: Settings, project: Path) -> list[str]:
+    """One line per project settings file: `.proctor/settings.json: 2 hooks (PreToolUse, ...`."""
+    lines: list[str] = []
+    for path, source in zip(settings.files, settings.file_sources, strict=True):
+        if source not in PROJECT_SOURCES:
+            continue
+        parts: list[str] = []
+        commands = [
+            (entry.event, hook)
+            for entry in settings.hooks
+            for hook in entry.hooks
+            if hook.path == path
+        ]
+        if commands:
+            events = list(dict.fromkeys(event for event, _ in commands))
+            parts.append(f"{_count(len(commands), 'hook')} ({', '.join(events)})")
+        for behavior in ("allow", "deny", "ask"):
+            rules = [r for r in settings.rules if r.path == path and r.behavior == behavior]
+            if rules:
+                shown = ", ".join(str(r) for r in rules[:3]) + (", ..." if len(rules) > 3 else "")
+                parts.append(f"{_count(len(rules), f'{behavior} rule')} ({shown})")
+        directories = [
+            d
+            for d, s in zip(
+                settings.additional_directories, settings.directory_sources, strict=True
+            )
+            if s == source
+        ]
+        if directories:
+            parts.append(_count(len(directories), "additional directory", "additional directories"))
+        if settings.default_mode is not None and settings.default_mode_source == source:
+            parts.append(f"default mode {settings.default_mode}")
+        summary = ", ".join(parts) if parts else "settings (no hooks or rules)"
+        lines.append(f"{_shown(path, project)}: {summary}")
+    return lines

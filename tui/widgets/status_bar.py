@@ -1,0 +1,222 @@
+"""The one-line status bar: permission mode, model, session, tokens, cost and what is going on.
+
+The permission mode is the most important thing on the line (it decides what runs without
+asking), so it is a pill in a colour of its own: a CSS class per mode (`-plan`,
+`-acceptEdits`, ...) styled with the theme's `$mode-*` variables, never a literal colour.
+
+Each field is its own `Label` behind a typed reactive. Reactives skip watchers when a value is
+unchanged, so the app can set fields freely and `apply()` can run on every event batch: only
+a label whose text really changed is redrawn. Usage arrives once per turn (`TurnEnded.usage`,
+the sum over that turn's model requests); sub-agents' turns arrive wrapped in
+`SubAgentEvent` and count too, since the session pays for them. Cost is the running usage at
+the current model's list price (`tui.pricing`): sub-agents share the session's model client,
+and "n/a" is shown for a model without a known price (the offline demo's).
+
+The activity words ("working 12 s", "waiting for approval", "idle", "2 prompts queued") are
+set by the app, which alone knows when a turn started, which dialogs are open and how many
+prompts it holds back; one writer keeps the words from flickering between two opinions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.events import Click
+from textual.message import Message
+from textual.reactive import reactive
+from textual.widget import Widget
+from textual.widgets import Label
+
+from core.agent.loop import TurnEnded
+from core.events import EngineEvent, ModeChanged
+from core.permissions.modes import MODE_LABELS
+from core.tools.task import SubAgentEvent
+from tui.calls import CallBook
+from tui.pricing import cost_usd
+
+USAGE_KEYS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+)
+SESSION_ID_CHARS = 8
+_MODE_WORDS: dict[str, str] = {str(mode): label for mode, label in MODE_LABELS.items()}
+
+
+def compact_count(count: int) -> str:
+    """A token count short enough for a status line: 950, 12.3k, 1.2M."""
+    if count < 1000:
+        return str(count)
+    if count < 1_000_000:
+        return f"{count / 1000:.1f}k"
+    return f"{count / 1_000_000:.1f}M"
+
+
+def describe_cost(cost: float | None) -> str:
+    if cost is None:
+        return "cost n/a"
+    return f"${cost:.2f}" if cost >= 1 else f"${cost:.4f}"
+
+
+class StatusBar(Widget):
+    """Mode pill, model, session id, tokens, cost and activity, on one line."""
+
+    DEFAULT_CSS = """
+    StatusBar {
+        height: 1;
+        layout: horizontal;
+        background: $panel;
+        color: $text-muted;
+    }
+    StatusBar > Label { width: auto; padding: 0 1; }
+    StatusBar > #status-mode { color: auto 90%; text-style: bold; background: $mode-default; }
+    StatusBar > #status-mode.-acceptEdits { background: $mode-accept-edits; }
+    StatusBar > #status-mode.-plan { background: $mode-plan; }
+    StatusBar > #status-mode.-bypassPermissions { background: $mode-bypass; }
+    StatusBar > #status-mode.-dontAsk { background: $mode-dont-ask; }
+    StatusBar > #status-model { color: $text; }
+    StatusBar > #status-activity { width: 1fr; text-align: right; }
+    """
+
+    MODE_CLASSES: ClassVar[tuple[str, ...]] = tuple(f"-{mode}" for mode in MODE_LABELS)
+
+    mode: reactive[str] = reactive("default")
+    """The permission mode's name (`PermissionMode`, e.g. "acceptEdits")."""
+    model: reactive[str] = reactive("")
+    session_id: reactive[str] = reactive("")
+    input_tokens: reactive[int] = reactive(0)
+    """Every input token the session's requests read, cache writes and reads included."""
+    output_tokens: reactive[int] = reactive(0)
+    cost_usd: reactive[float | None] = reactive(None)
+    """The session's cost so far at list price; None when the model's price is unknown."""
+    activity: reactive[str] = reactive("idle")
+    """What is going on, in words; the app sets it."""
+
+    class ModeClicked(Message):
+        """The mode pill was clicked (the app may cycle the mode, as the mode key does)."""
+
+        def __init__(self, status_bar: StatusBar, mode: str) -> None:
+            super().__init__()
+            self.status_bar = status_bar
+            self.mode = mode
+
+        @property
+        def control(self) -> StatusBar:
+            return self.status_bar
+
+    def __init__(
+        self,
+        *,
+        mode: str = "default",
+        model: str = "",
+        session_id: str = "",
+        name: str | None = None,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        # Labels exist before mounting so watchers can always update them.
+        self._mode_label = Label(id="status-mode")
+        self._model_label = Label(id="status-model")
+        self._session_label = Label(id="status-session")
+        self._tokens_label = Label(id="status-tokens")
+        self._cost_label = Label(id="status-cost")
+        self._activity_label = Label(id="status-activity")
+        self.usage: dict[str, int] = dict.fromkeys(USAGE_KEYS, 0)
+        """The session's token usage so far, summed over every turn, sub-agents' included."""
+        self.set_reactive(StatusBar.mode, mode)
+        self.set_reactive(StatusBar.model, model)
+        self.set_reactive(StatusBar.session_id, session_id)
+        self.set_reactive(StatusBar.cost_usd, self._cost())
+
+    def compose(self) -> ComposeResult:
+        yield self._mode_label
+        yield self._model_label
+        yield self._session_label
+        yield self._tokens_label
+        yield self._cost_label
+        yield self._activity_label
+
+    def on_mount(self) -> None:
+        self.watch_mode(self.mode)
+        self.watch_model(self.model)
+        self.watch_session_id(self.session_id)
+        self._show_tokens()
+        self.watch_cost_usd(self.cost_usd)
+        self._show_activity()
+
+    # -- feeding ---------------------------------------------------------------------------------
+
+    def apply(self, events: Sequence[EngineEvent], book: CallBook) -> None:
+        """Take a batch of engine events: the mode, and usage at each turn's end."""
+        usage_changed = False
+        for event in events:
+            inner = event.event if isinstance(event, SubAgentEvent) else event
+            if isinstance(inner, TurnEnded):
+                self._add_usage(inner.usage)
+                usage_changed = True
+            elif isinstance(event, ModeChanged):
+                self.mode = event.mode
+        if usage_changed:
+            self.input_tokens = (
+                self.usage["input_tokens"]
+                + self.usage["cache_creation_input_tokens"]
+                + self.usage["cache_read_input_tokens"]
+            )
+            self.output_tokens = self.usage["output_tokens"]
+            self.cost_usd = self._cost()
+
+    def _add_usage(self, usage: Mapping[str, int]) -> None:
+        for key in USAGE_KEYS:
+            value = usage.get(key, 0)
+            if isinstance(value, int):
+                self.usage[key] += value
+
+    def _cost(self) -> float | None:
+        return cost_usd(self.model, self.usage) if self.model else None
+
+    # -- watchers --------------------------------------------------------------------------------
+
+    def watch_mode(self, mode: str) -> None:
+        self._mode_label.remove_class(*self.MODE_CLASSES)
+        if mode in _MODE_WORDS:
+            self._mode_label.add_class(f"-{mode}")
+        self._mode_label.update(_MODE_WORDS.get(mode, mode))
+
+    def watch_model(self, model: str) -> None:
+        self._model_label.update(model or "no model")
+        self.cost_usd = self._cost()
+
+    def watch_session_id(self, session_id: str) -> None:
+        self._session_label.update(
+            f"session {session_id[:SESSION_ID_CHARS]}" if session_id else "new session"
+        )
+
+    def watch_input_tokens(self) -> None:
+        self._show_tokens()
+
+    def watch_output_tokens(self) -> None:
+        self._show_tokens()
+
+    def _show_tokens(self) -> None:
+        self._tokens_label.update(
+            f"{compact_count(self.input_tokens)} in · {compact_count(self.output_tokens)} out"
+        )
+
+    def watch_cost_usd(self, cost: float | None) -> None:
+        self._cost_label.update(describe_cost(cost))
+
+    def watch_activity(self) -> None:
+        self._show_activity()
+
+    def _show_activity(self) -> None:
+        self._activity_label.update(self.activity)
+
+    # -- events ----------------------------------------------------------------------------------
+
+    def on_click(self, event: Click) -> None:
+        if event.widget is self._mode_label:
+            self.post_message(self.ModeClicked(self, self.mode))
