@@ -78,7 +78,7 @@ class ProctorApp(App[int]):
     def __init__(self, options: LaunchOptions) -> None:
         super().__init__()
         self.options = options
-        self.book = CallBook()
+        self.book = CallBook(cwd=options.prepared.cwd)
         self.live: LiveSession | None = None
         self.ports = DialogPorts(self, options.prepared.cwd)
         self.bridge = EventBridge(self, self.deliver)

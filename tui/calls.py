@@ -135,7 +135,9 @@ class TurnSummary:
 class CallBook:
     """Every call of the session, by id, and the turns they belong to."""
 
-    def __init__(self) -> None:
+    def __init__(self, cwd: Path | None = None) -> None:
+        """`cwd`: the project; paths under it are shown relative, as the user thinks of them."""
+        self._project_prefix = f"{cwd}/" if cwd is not None else None
         self.calls: dict[str, CallRecord] = {}
         self.turns: list[Turn] = []
         self._batches: dict[tuple[int, str], Batch] = {}
@@ -240,7 +242,7 @@ class CallBook:
             tool_use_id=event.tool_use_id,
             tool_name=event.tool_name,
             batch_id=event.batch_id,
-            summary=event.summary,
+            summary=self._relative(event.summary),
             input=event.input,
             concurrency_safe=event.concurrency_safe,
             queued_at=event.at,
@@ -260,6 +262,11 @@ class CallBook:
             batch.calls.append(record.tool_use_id)
         return record
 
+    def _relative(self, summary: str) -> str:
+        if self._project_prefix is None:
+            return summary
+        return summary.replace(self._project_prefix, "")
+
     @staticmethod
     def _progress(record: CallRecord, data: Any) -> None:
         if not isinstance(data, Mapping):
@@ -274,6 +281,19 @@ class CallBook:
         spool = data.get("spool")
         if isinstance(spool, str):
             record.spool = Path(spool)
+
+
+def format_duration(seconds: float) -> str:
+    """How long a call ran, as the queue and the conversation both show it."""
+    if seconds < 1:
+        return f"{seconds * 1000:.0f} ms"
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, rest = divmod(int(seconds), 60)
+    if minutes < 60:
+        return f"{minutes}m {rest:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes:02d}m"
 
 
 def result_text(content: Any) -> str:

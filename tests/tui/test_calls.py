@@ -159,3 +159,23 @@ def test_a_result_a_tool_saved_itself_is_found_from_the_text_the_model_got(tmp_p
     )
     book.take_results([{"type": "tool_result", "tool_use_id": "a", "content": content}])
     assert book.calls["a"].persisted == saved
+
+
+def test_paths_inside_the_project_are_shown_relative(tmp_path: Path):
+    book = CallBook(cwd=tmp_path)
+    event = queued("a", "b1")
+    event.summary = f"{tmp_path}/src/app.py"
+    book.apply(event)
+    assert book.calls["a"].summary == "src/app.py"
+
+
+def test_durations_read_naturally():
+    from tui.calls import format_duration
+
+    assert [format_duration(s) for s in (0.0042, 0.5, 1.25, 75, 3725)] == [
+        "4 ms",
+        "500 ms",
+        "1.2 s",
+        "1m 15s",
+        "1h 02m",
+    ]

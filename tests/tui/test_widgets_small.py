@@ -48,7 +48,7 @@ class Host(App[None]):
     def compose(self) -> ComposeResult:
         yield TodoList()
         yield PromptInput(history_path=self.history_path)
-        yield StatusBar(model=self.model, session_id="0123456789abcdef")
+        yield StatusBar(model=self.model, session_id="20261126-005602-502b-extra")
 
     def feed(self, *events: EngineEvent) -> None:
         for event in events:
@@ -206,11 +206,11 @@ async def test_status_bar_shows_mode_in_words_with_its_class() -> None:
         assert pill.styles.background != plan_background  # each mode its own colour
 
 
-async def test_status_bar_model_and_short_session_id() -> None:
+async def test_status_bar_shows_the_model_and_the_whole_session_id() -> None:
     host = Host()
     async with host.run_test(size=(120, 20)):
         assert label(host, "#status-model") == "claude-sonnet-4-5"
-        assert label(host, "#status-session") == "session 01234567"
+        assert label(host, "#status-session") == "session 20261126-005602-502b"
 
 
 async def test_tokens_and_cost_accumulate_over_turns_including_sub_agents() -> None:

@@ -31,7 +31,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
 
-from tui.calls import CallRecord, CallState
+from tui.calls import CallRecord, CallState, format_duration
 
 RESULT_MAX_LINES = 40
 RESULT_MAX_CHARS = 8_000
@@ -56,15 +56,6 @@ HEADLINE_KEYS: tuple[tuple[str, str], ...] = (
 )
 """Input fields shown above the JSON, most telling first: the command a Bash call runs, the
 file an edit touches. The prefix marks a shell command as one."""
-
-
-def format_duration(seconds: float) -> str:
-    if seconds < 1:
-        return f"{seconds * 1000:.0f} ms"
-    if seconds < 60:
-        return f"{seconds:.1f} s"
-    minutes, rest = divmod(int(seconds), 60)
-    return f"{minutes}m {rest:02d}s"
 
 
 def state_text(record: CallRecord) -> str:

@@ -42,7 +42,8 @@ USAGE_KEYS = (
     "cache_creation_input_tokens",
     "cache_read_input_tokens",
 )
-SESSION_ID_CHARS = 8
+SESSION_ID_CHARS = 20
+"""Session ids are `YYYYMMDD-HHMMSS-xxxx`: all of it, since the date alone names nothing."""
 _MODE_WORDS: dict[str, str] = {str(mode): label for mode, label in MODE_LABELS.items()}
 
 

@@ -46,7 +46,7 @@ from textual.strip import Strip
 from textual.timer import Timer
 
 from core.events import EngineEvent, ToolEvent
-from tui.calls import CallBook, CallRecord, CallState
+from tui.calls import CallBook, CallRecord, CallState, format_duration
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 GLYPHS: dict[CallState, str] = {
@@ -216,16 +216,6 @@ class QueueLayout:
                 self._add_group(calls, group, turn, below + "  ")
 
 
-def format_duration(seconds: float) -> str:
-    if seconds < 60:
-        return f"{seconds:.1f} s"
-    minutes, secs = divmod(int(seconds), 60)
-    if minutes < 60:
-        return f"{minutes}m {secs:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h {minutes:02d}m"
-
-
 def one_line(text: str) -> str:
     """Text safe for one terminal row: newlines as spaces, escapes and controls dropped."""
     if text.isascii() and text.isprintable():
@@ -339,8 +329,11 @@ class ToolQueue(ScrollView, can_focus=True):
         id: str | None = None,
         classes: str | None = None,
         disabled: bool = False,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        """`clock` gives "now" for running calls' elapsed time (fixed in snapshot tests)."""
         super().__init__(name=name, id=id, classes=classes, disabled=disabled)
+        self._clock = clock
         self._book = book if book is not None else CallBook()
         self._layout = QueueLayout()
         self._shape: tuple[int, bool] = (0, False)
@@ -627,7 +620,7 @@ class ToolQueue(ScrollView, can_focus=True):
     def rows_text(self) -> list[str]:
         """The plain text of every row, as drawn at the current width (for tests, snapshots)."""
         width = self.size.width or 100
-        now = time.monotonic()
+        now = self._clock()
         return [self._row_text(row, width, now).plain.rstrip() for row in self._layout.rows]
 
     def render_line(self, y: int) -> Strip:
@@ -636,7 +629,7 @@ class ToolQueue(ScrollView, can_focus=True):
         rows = self._layout.rows
         if not 0 <= index < len(rows):
             return Strip.blank(width, self._base)
-        text = self._row_text(rows[index], width, time.monotonic())
+        text = self._row_text(rows[index], width, self._clock())
         if index == self.cursor_row:
             cursor = self.get_component_rich_style("tool-queue--cursor")
             text.stylize(Style(bgcolor=cursor.bgcolor, bold=cursor.bold))
