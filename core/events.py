@@ -132,6 +132,27 @@ class ModeChanged(EngineEvent):
     why: str = ""
 
 
+@dataclass(slots=True, kw_only=True)
+class SubAgentEvent(EngineEvent):
+    """A sub-agent's own loop event (text delta, message, turn end...), wrapped so a front end
+    can nest it under the Task call; its tool events come tagged and are not wrapped."""
+
+    kind: ClassVar[str] = "subagent"
+    agent_id: str
+    """The Task call's tool_use_id: what `ToolContext.agent_id` and `TodosChanged.agent_id`
+    hold inside the sub-agent (named so, not `parent_tool_use_id`, because the transcript
+    treats that name as a tool event's own and would leave it out of the record)."""
+    agent_label: str
+    event_kind: str
+    """`event.kind`, so a JSON record says what the wrapped event is."""
+    event: EngineEvent
+
+    @property
+    def parent_tool_use_id(self) -> str:
+        """The same id under the name tool events use, for front ends that nest by it."""
+        return self.agent_id
+
+
 EventSink = Callable[[EngineEvent], None]
 
 

@@ -41,8 +41,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal, cast, get_args
 
-import platformdirs
-
+from .config_dir import user_config_dir as user_config_dir
 from .hooks import HOOK_EVENTS, HookEvent
 from .permissions.context import PERMISSION_MODES, PermissionMode, PermissionRule, RuleBehavior
 from .permissions.modes import parse_cycle
@@ -130,11 +129,6 @@ class Settings:
 
 class SettingsWriteError(Exception):
     """A settings file could not be updated; the message names the file (and line)."""
-
-
-def user_config_dir() -> Path:
-    override = os.environ.get("PROCTOR_CONFIG_DIR")
-    return Path(override) if override else Path(platformdirs.user_config_dir("proctor"))
 
 
 def settings_paths(cwd: Path) -> dict[SettingsSource, Path]:

@@ -5,44 +5,39 @@ run as workers on the app's own loop, engine events come back through the `Event
 a frame at a time, and the engine's questions are answered by modal dialogs (`DialogPorts`).
 What a call is doing is kept once, in the `CallBook`, and every widget draws from it.
 
-Startup is a worker too: it asks about trust when the project brings its own settings or
-hooks, assembles the session, then (in the demo) sends the scenario's prompt, so the first
-frame never waits for any of it.
+Startup is a worker too: it loads the engine (on a thread: pydantic, the tools and the
+anthropic SDK take over a second to import), reads the settings, asks about trust when the
+project brings its own settings or hooks, assembles the session, then (in the demo) sends
+the scenario's prompt. So the first frame never waits for any of it, and this module
+imports only what drawing needs; engine modules are imported where they are used.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from core.agent.live import LiveSession, PreparedSession, open_session
-from core.agent.loop import TurnEnded, UserMessage
-from core.agent.model import MissingApiKey, ModelClient
+from core.agent.events import TurnEnded, UserMessage
 from core.events import EngineEvent, ModeChanged
 from core.permissions.modes import MODE_LABELS
-from core.settings import SettingsWriteError, remember_allow_rule
-from core.trust import trust
 from themes import APP_STYLESHEET
 
 from .bridge import EventBridge
 from .calls import CallBook
 from .ports import DialogPorts
-from .screens.help import HelpScreen
 from .screens.main import MainScreen
-from .screens.outputs import SavedOutputsScreen
-from .screens.trust import TrustScreen
 from .theme_vars import THEME_VARIABLE_DEFAULTS
 from .theming import register_themes, resolve_theme_name
-from .trust_findings import trust_findings
 from .turn_events import TurnStarted
 from .widgets.conversation import Conversation
 from .widgets.prompt_input import PromptInput
@@ -50,15 +45,41 @@ from .widgets.status_bar import StatusBar
 from .widgets.todos import TodoList
 from .widgets.tool_queue import ToolQueue
 
+if TYPE_CHECKING:
+    from core.agent.live import LiveSession, PreparedSession
+    from core.agent.model import ModelClient
+    from core.agent.options import SessionOptions
+
+
+def _prepare(session: PreparedSession | SessionOptions) -> PreparedSession | str:
+    """Runs on a thread: imports the engine and reads settings. A string says why the
+    session cannot start (no such session to resume, a broken scenario)."""
+    import anthropic  # noqa: F401
+
+    import core.agent.demo  # noqa: F401
+    from core.agent.live import PreparedSession, prepare_session
+    from core.agent.scenario import ScenarioError
+    from core.agent.sessions import SessionNotFound
+
+    if isinstance(session, PreparedSession):
+        return session
+    try:
+        return prepare_session(session)
+    except (ScenarioError, SessionNotFound) as error:
+        return str(error)
+
 
 @dataclass(frozen=True, slots=True)
 class LaunchOptions:
-    prepared: PreparedSession
+    session: PreparedSession | SessionOptions
+    """What to run: options (read and checked once the screen is up) or a prepared session."""
     theme: str | None = None
     trust: bool = False
     """--trust: trust the project without asking."""
     first_prompt: str | None = None
-    """Sent as soon as the session is open (the demo's scenario prompt)."""
+    """Sent as soon as the session is open."""
+    play_demo: bool = False
+    """Send the demo scenario's own prompt (unless carrying on a session)."""
     model: ModelClient | None = None
     """A model to use instead of the one settings name (tests)."""
 
@@ -78,9 +99,10 @@ class ProctorApp(App[int]):
     def __init__(self, options: LaunchOptions) -> None:
         super().__init__()
         self.options = options
-        self.book = CallBook(cwd=options.prepared.cwd)
+        self.prepared: PreparedSession | None = None
+        self.book = CallBook()
         self.live: LiveSession | None = None
-        self.ports = DialogPorts(self, options.prepared.cwd)
+        self.ports = DialogPorts(self, Path.cwd())
         self.bridge = EventBridge(self, self.deliver)
         self.queued_prompts: deque[str] = deque()
         self._turn_started: float | None = None
@@ -97,32 +119,29 @@ class ProctorApp(App[int]):
     async def on_mount(self) -> None:
         # Pushed rather than made the default screen: only a pushed screen loads its CSS_PATH.
         await self.push_screen(MainScreen())
-        status = self.status_bar
-        prepared = self.options.prepared
-        status.session_id = prepared.session.id
-        status.mode = prepared.options.mode or prepared.settings.default_mode or "default"
-        for note in (*prepared.notes, *self.theme_problems):
+        for note in self.theme_problems:
             self.conversation.add_notice(note, "warning")
         self.set_interval(1.0, self._show_activity, name="activity")
-        self.start_session()
+        # After the first frame: the person sees the screen while the session is assembled.
+        self.call_after_refresh(self.start_session)
 
     @work(exclusive=True, group="session")
     async def start_session(self) -> None:
-        prepared = self.options.prepared
-        trusted = self.options.trust or prepared.previously_trusted
-        findings = trust_findings(prepared.settings, prepared.cwd)
-        if findings and not trusted:
-            trusted = await self.push_screen_wait(TrustScreen(prepared.cwd, findings))
-            if trusted:
-                try:
-                    trust(prepared.cwd)
-                except SettingsWriteError as error:
-                    self.conversation.add_notice(f"could not remember the trust: {error}", "error")
+        prepared = await asyncio.to_thread(_prepare, self.options.session)
+        if isinstance(prepared, str):
+            # Nothing has started yet: leave the screen and say why, like a bad argument.
+            self.exit(return_code=2, message=f"proctor: {prepared}")
+            return
+        self._prepared(prepared)
+        trusted = await self._ask_trust(prepared)
+        from core.agent.live import open_session
+        from core.agent.model import MissingApiKey
+
         try:
             self.live = await open_session(
                 prepared,
                 sink=self.bridge,
-                trusted=trusted or not findings,
+                trusted=trusted,
                 permission_port=self.ports,
                 user_port=self.ports,
                 remember=self._remember,
@@ -141,13 +160,49 @@ class ProctorApp(App[int]):
                 f"{len(prepared.history)} earlier messages",
                 "info",
             )
-        if self.options.first_prompt:
-            self.queued_prompts.append(self.options.first_prompt)
+        first = self.options.first_prompt
+        if first is None and self.options.play_demo and prepared.scenario and not prepared.resumed:
+            first = prepared.scenario.prompt
+        if first:
+            self.queued_prompts.append(first)
         self._send_next()
+
+    def _prepared(self, prepared: PreparedSession) -> None:
+        self.prepared = prepared
+        self.book.set_project(prepared.cwd)
+        self.ports.cwd = prepared.cwd
+        status = self.status_bar
+        status.session_id = prepared.session.id
+        status.mode = prepared.options.mode or prepared.settings.default_mode or "default"
+        for note in prepared.notes:
+            self.conversation.add_notice(note, "warning")
+
+    async def _ask_trust(self, prepared: PreparedSession) -> bool:
+        """Whether the project's own settings and hooks apply; asks when it has any and the
+        user has not said before (a project with none has nothing to trust or distrust)."""
+        from core.settings import SettingsWriteError
+        from core.trust import trust
+
+        from .screens.trust import TrustScreen
+        from .trust_findings import trust_findings
+
+        findings = trust_findings(prepared.settings, prepared.cwd)
+        if not findings or self.options.trust or prepared.previously_trusted:
+            return True
+        trusted = await self.push_screen_wait(TrustScreen(prepared.cwd, findings))
+        if trusted:
+            try:
+                trust(prepared.cwd)
+            except SettingsWriteError as error:
+                self.conversation.add_notice(f"could not remember the trust: {error}", "error")
+        return trusted
 
     def _remember(self, rule: str) -> Path:
         """ "Yes, and don't ask again": the rule goes to the project's local settings file."""
-        cwd = self.options.prepared.cwd
+        from core.settings import SettingsWriteError, remember_allow_rule
+
+        assert self.prepared is not None
+        cwd = self.prepared.cwd
         try:
             return remember_allow_rule(cwd, rule)
         except SettingsWriteError as error:
@@ -274,17 +329,23 @@ class ProctorApp(App[int]):
             self.notify("Interrupted: the running calls are being stopped.")
 
     def action_saved_outputs(self) -> None:
+        from .screens.outputs import SavedOutputsScreen
+
         self.push_screen(SavedOutputsScreen(self.saved_output_entries))
 
     def saved_output_entries(self) -> list[Any]:
         from .saved_entries import saved_output_entries
 
-        return saved_output_entries(self.options.prepared.session.directory, self.book)
+        if self.prepared is None:
+            return []
+        return saved_output_entries(self.prepared.session.directory, self.book)
 
     def action_toggle_todos(self) -> None:
         self.todo_list.toggle_class("-hidden")
 
     def action_help(self) -> None:
+        from .screens.help import HelpScreen
+
         self.push_screen(HelpScreen())
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
@@ -312,7 +373,7 @@ class ProctorApp(App[int]):
     def action_sessions(self) -> None:
         from .screens.sessions import SessionsScreen
 
-        self.push_screen(SessionsScreen(self.options.prepared.cwd))
+        self.push_screen(SessionsScreen(self.prepared.cwd if self.prepared else Path.cwd()))
 
     # -- the main screen's widgets ----------------------------------------------------------------
 

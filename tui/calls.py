@@ -137,10 +137,14 @@ class CallBook:
 
     def __init__(self, cwd: Path | None = None) -> None:
         """`cwd`: the project; paths under it are shown relative, as the user thinks of them."""
-        self._project_prefix = f"{cwd}/" if cwd is not None else None
+        self._project_prefix: str | None = None
+        self.set_project(cwd)
         self.calls: dict[str, CallRecord] = {}
         self.turns: list[Turn] = []
         self._batches: dict[tuple[int, str], Batch] = {}
+
+    def set_project(self, cwd: Path | None) -> None:
+        self._project_prefix = f"{cwd}/" if cwd is not None else None
 
     # -- turns ---------------------------------------------------------------------------------
 

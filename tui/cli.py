@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from core import __version__
 
 if TYPE_CHECKING:
-    from core.agent.live import SessionOptions
+    from core.agent.options import SessionOptions
 
 MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk")
 
@@ -144,22 +144,12 @@ def run_app(args: argparse.Namespace) -> int:
 
         print(f"proctor: {missing_key_message()}", file=sys.stderr)
         return 1
-    from core.agent.live import prepare_session
-    from core.agent.scenario import ScenarioError
-    from core.agent.sessions import SessionNotFound
-
-    try:
-        prepared = prepare_session(session_options(args))
-    except (ScenarioError, SessionNotFound) as error:
-        print(f"proctor: {error}", file=sys.stderr)
-        return 2
     from .app import LaunchOptions, ProctorApp
 
-    first_prompt = None
-    if prepared.scenario is not None and not prepared.resumed:
-        first_prompt = prepared.scenario.prompt
     app = ProctorApp(
-        LaunchOptions(prepared, theme=args.theme, trust=args.trust, first_prompt=first_prompt)
+        LaunchOptions(
+            session_options(args), theme=args.theme, trust=args.trust, play_demo=args.demo
+        )
     )
     app.run()
     return app.return_code or 0
@@ -196,7 +186,7 @@ def run_serve(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
 
 def session_options(args: argparse.Namespace) -> SessionOptions:
-    from core.agent.live import SessionOptions
+    from core.agent.options import SessionOptions
 
     return SessionOptions(
         cwd=Path.cwd(),

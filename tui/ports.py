@@ -1,5 +1,8 @@
 """The app's answers to the engine's questions: one modal dialog at a time, in order.
 
+The dialogs' modules are imported when first needed, not with the app: the first frame
+should not wait for screens nobody has asked for yet.
+
 The engine awaits `request_permission`, `ask_questions` and `review_plan` (core/ports.py)
 from inside a running turn, possibly several at once: parallel calls can each need an
 approval. Each question becomes a pending item with its own future; the first is shown,
@@ -35,10 +38,6 @@ from core.ports import (
     Reject,
 )
 
-from .screens.permission import ApproveAll, PermissionScreen
-from .screens.plan import PlanScreen
-from .screens.question import QuestionScreen
-
 DialogKind = Literal["permission", "plan", "question"]
 
 
@@ -63,6 +62,8 @@ class DialogPorts:
     # -- the ports -----------------------------------------------------------------------------
 
     async def request_permission(self, request: PermissionRequest) -> PermissionAnswer:
+        from .screens.permission import PermissionScreen
+
         answer = await self._ask(
             "permission",
             lambda waiting: PermissionScreen(request, cwd=self.cwd, waiting=waiting),
@@ -71,10 +72,14 @@ class DialogPorts:
         return answer if isinstance(answer, Approve | Reject) else Reject()
 
     async def ask_questions(self, request: QuestionRequest) -> Answers | None:
+        from .screens.question import QuestionScreen
+
         answer = await self._ask("question", lambda _: QuestionScreen(request), default=None)
         return answer if isinstance(answer, Answers) else None
 
     async def review_plan(self, request: PlanRequest) -> PlanAnswer:
+        from .screens.plan import PlanScreen
+
         answer = await self._ask("plan", lambda _: PlanScreen(request), default=KeepPlanning())
         return answer if answer is not None else KeepPlanning()
 
@@ -119,6 +124,8 @@ class DialogPorts:
     def _answered(self, item: _Pending, result: Any) -> None:
         if self._showing is item:
             self._showing = None
+        from .screens.permission import ApproveAll
+
         if isinstance(result, ApproveAll):
             result = Approve()
             for other in [i for i in self._queue if i.kind == "permission"]:
@@ -144,6 +151,8 @@ class DialogPorts:
         self._update_count()
 
     def _update_count(self) -> None:
+        from .screens.permission import PermissionScreen
+
         showing = self._showing
         if showing is not None and isinstance(showing.screen, PermissionScreen):
             showing.screen.set_waiting(self.waiting_permissions)

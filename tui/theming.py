@@ -27,7 +27,7 @@ from textual.css.constants import VALID_STYLE_FLAGS
 from textual.design import ColorSystem
 from textual.theme import Theme
 
-from core.settings import user_config_dir
+from core.config_dir import user_config_dir
 from themes import THEME_FILES
 from tui.theme_vars import THEME_VARIABLE_DEFAULTS
 

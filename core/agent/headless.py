@@ -20,9 +20,10 @@ from typing import Any, Literal, TextIO
 from .. import __version__
 from ..events import EngineEvent, ToolCancelled, ToolCompleted, ToolEvent, ToolQueued
 from ..permissions.context import PermissionMode
-from .live import SessionOptions, open_session, prepare_session
+from .live import open_session, prepare_session
 from .loop import AssistantMessage, TextDelta, TurnEnded, TurnError, UserMessage
 from .model import MissingApiKey
+from .options import SessionOptions
 from .sessions import SessionNotFound
 from .transcript import event_record
 

@@ -14,7 +14,7 @@ with the front end's sink and ports. `close()` stops everything the session star
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,7 @@ from ..tools.task import AGENTS, AgentRuntime, register_runtime, unregister_runt
 from ..trust import is_trusted
 from .loop import AgentLoop, TurnEnded
 from .model import ModelClient
+from .options import SessionOptions as SessionOptions  # re-exported: callers build both here
 from .scenario import Scenario
 from .sessions import (
     Session,
@@ -49,25 +50,6 @@ from .sessions import (
     set_title,
 )
 from .transcript import Transcript, end_record, messages_from, start_record
-
-
-@dataclass(frozen=True, slots=True)
-class SessionOptions:
-    cwd: Path
-    demo: bool = False
-    scenario: str | None = None
-    model: str | None = None
-    mode: PermissionMode | None = None
-    allow_bypass: bool = False
-    allow: Sequence[str] = ()
-    deny: Sequence[str] = ()
-    ask: Sequence[str] = ()
-    max_turns: int = 100
-    demo_speed: float = 1.0
-    resume: str | None = None
-    """A session id (or a unique prefix) of this project to carry on."""
-    continue_latest: bool = False
-    """Carry on the project's most recently active session."""
 
 
 @dataclass(slots=True)

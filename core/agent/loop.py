@@ -36,7 +36,7 @@ import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar
+from typing import Any
 
 from ..abort import AbortController, AbortSignal
 from ..events import EngineEvent, EventSink
@@ -46,6 +46,16 @@ from ..executor.streaming import StreamingToolExecutor
 from ..hooks import NO_EVENT_OUTCOME, EventHookOutcome, HookEvent
 from ..results import ContentReplacementState, enforce_tool_result_budget
 from ..tool import ToolContext, ToolResultBlock
+from .events import (
+    AssistantMessage,
+    HookNotice,
+    Interrupted,
+    Retrying,
+    TextDelta,
+    TurnEnded,
+    TurnError,
+    UserMessage,
+)
 from .model import ModelClient, RetryPolicy, classify_failure
 from .prompt import Environment, system_blocks, tool_definitions
 from .transcript import (
@@ -66,81 +76,20 @@ TRUNCATED_MESSAGE = (
 MISSING_RESULT_MESSAGE = "This call produced no result (an internal error); it may not have run."
 
 
-# -- events ---------------------------------------------------------------------------------
-
-
-@dataclass(slots=True, kw_only=True)
-class TextDelta(EngineEvent):
-    """A piece of the assistant's text as it streams."""
-
-    kind: ClassVar[str] = "text"
-    text: str
-
-
-@dataclass(slots=True, kw_only=True)
-class AssistantMessage(EngineEvent):
-    """A complete assistant message, as it enters the conversation."""
-
-    kind: ClassVar[str] = "assistant_message"
-    content: tuple[Mapping[str, Any], ...]
-    stop_reason: str | None
-
-
-@dataclass(slots=True, kw_only=True)
-class Retrying(EngineEvent):
-    """A request failed and will be tried again after `delay_s` ("retrying in 4 s")."""
-
-    kind: ClassVar[str] = "retrying"
-    attempt: int
-    delay_s: float
-    error: str
-    discarded_calls: int = 0
-    """Tool calls the failed stream had started, now cancelled or ignored."""
-
-    def describe(self) -> str:
-        return f"{self.error}; retrying in {self.delay_s:.0f} s (attempt {self.attempt + 1})"
-
-
-@dataclass(slots=True, kw_only=True)
-class TurnError(EngineEvent):
-    """The turn stopped on an error retries could not cure; `message` says what to do."""
-
-    kind: ClassVar[str] = "turn_error"
-    message: str
-
-
-@dataclass(slots=True, kw_only=True)
-class Interrupted(EngineEvent):
-    kind: ClassVar[str] = "interrupted"
-
-
-@dataclass(slots=True, kw_only=True)
-class HookNotice(EngineEvent):
-    """Something a session hook (UserPromptSubmit, Stop) said to the user."""
-
-    kind: ClassVar[str] = "hook_notice"
-    text: str
-
-
-@dataclass(slots=True, kw_only=True)
-class UserMessage(EngineEvent):
-    """A user message entering the conversation: the prompt, or the turn's tool results."""
-
-    kind: ClassVar[str] = "user_message"
-    content: tuple[Mapping[str, Any], ...]
-
-
-@dataclass(slots=True, kw_only=True)
-class TurnEnded(EngineEvent):
-    """`send` is done: why (end_turn, max_turns, interrupted, error, a hook's reason...)."""
-
-    kind: ClassVar[str] = "turn_ended"
-    stop_reason: str
-    requests: int
-    usage: dict[str, int]
-
-
 _NOT_RECORDED = (TextDelta, AssistantMessage)  # the message records say it all
+
+
+__all__ = [
+    "AgentLoop",
+    "AssistantMessage",
+    "HookNotice",
+    "Interrupted",
+    "Retrying",
+    "TextDelta",
+    "TurnEnded",
+    "TurnError",
+    "UserMessage",
+]
 
 
 # -- one request's stream -------------------------------------------------------------------

@@ -7,6 +7,9 @@ around any stream of events.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
@@ -23,11 +26,16 @@ class MainScreen(Screen[None]):
     CSS_PATH = "main.tcss"
     AUTO_FOCUS = "#prompt"
 
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        """`clock` is "now" for running calls' elapsed times (snapshots fix it)."""
+        super().__init__()
+        self.clock = clock
+
     def compose(self) -> ComposeResult:
         with Horizontal(id="body"):
             yield Conversation(id="conversation")
             with Vertical(id="side"):
-                queue = ToolQueue(id="queue")
+                queue = ToolQueue(id="queue", clock=self.clock)
                 queue.border_title = "Tool calls"
                 yield queue
                 todos = TodoList(id="todos")

@@ -37,7 +37,7 @@ from textual.widget import Widget
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
-from core.agent.loop import (
+from core.agent.events import (
     AssistantMessage,
     HookNotice,
     Interrupted,
@@ -47,9 +47,8 @@ from core.agent.loop import (
     TurnError,
     UserMessage,
 )
-from core.events import EngineEvent, ModeChanged, ToolEvent, ToolQueued
+from core.events import EngineEvent, ModeChanged, SubAgentEvent, ToolEvent, ToolQueued
 from core.permissions.modes import MODE_LABELS
-from core.tools.task import SubAgentEvent
 from tui.calls import CallBook
 
 from .conversation_items import SubAgentText, ToolLine

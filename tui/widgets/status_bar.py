@@ -29,10 +29,9 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Label
 
-from core.agent.loop import TurnEnded
-from core.events import EngineEvent, ModeChanged
+from core.agent.events import TurnEnded
+from core.events import EngineEvent, ModeChanged, SubAgentEvent
 from core.permissions.modes import MODE_LABELS
-from core.tools.task import SubAgentEvent
 from tui.calls import CallBook
 from tui.pricing import cost_usd
 

@@ -1,0 +1,85 @@
+"""The agent loop's own events: text as it streams, whole messages, retries, turn ends.
+
+They live apart from loop.py so a front end can recognise them without importing the loop
+(and through it the executor, pydantic and the tools): the TUI draws its first frame before
+any of that is loaded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from ..events import EngineEvent
+
+
+@dataclass(slots=True, kw_only=True)
+class TextDelta(EngineEvent):
+    """A piece of the assistant's text as it streams."""
+
+    kind: ClassVar[str] = "text"
+    text: str
+
+
+@dataclass(slots=True, kw_only=True)
+class AssistantMessage(EngineEvent):
+    """A complete assistant message, as it enters the conversation."""
+
+    kind: ClassVar[str] = "assistant_message"
+    content: tuple[Mapping[str, Any], ...]
+    stop_reason: str | None
+
+
+@dataclass(slots=True, kw_only=True)
+class Retrying(EngineEvent):
+    """A request failed and will be tried again after `delay_s` ("retrying in 4 s")."""
+
+    kind: ClassVar[str] = "retrying"
+    attempt: int
+    delay_s: float
+    error: str
+    discarded_calls: int = 0
+    """Tool calls the failed stream had started, now cancelled or ignored."""
+
+    def describe(self) -> str:
+        return f"{self.error}; retrying in {self.delay_s:.0f} s (attempt {self.attempt + 1})"
+
+
+@dataclass(slots=True, kw_only=True)
+class TurnError(EngineEvent):
+    """The turn stopped on an error retries could not cure; `message` says what to do."""
+
+    kind: ClassVar[str] = "turn_error"
+    message: str
+
+
+@dataclass(slots=True, kw_only=True)
+class Interrupted(EngineEvent):
+    kind: ClassVar[str] = "interrupted"
+
+
+@dataclass(slots=True, kw_only=True)
+class HookNotice(EngineEvent):
+    """Something a session hook (UserPromptSubmit, Stop) said to the user."""
+
+    kind: ClassVar[str] = "hook_notice"
+    text: str
+
+
+@dataclass(slots=True, kw_only=True)
+class UserMessage(EngineEvent):
+    """A user message entering the conversation: the prompt, or the turn's tool results."""
+
+    kind: ClassVar[str] = "user_message"
+    content: tuple[Mapping[str, Any], ...]
+
+
+@dataclass(slots=True, kw_only=True)
+class TurnEnded(EngineEvent):
+    """`send` is done: why (end_turn, max_turns, interrupted, error, a hook's reason...)."""
+
+    kind: ClassVar[str] = "turn_ended"
+    stop_reason: str
+    requests: int
+    usage: dict[str, int]
