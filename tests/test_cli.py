@@ -95,3 +95,28 @@ def test_continue_and_resume_are_options_of_a_run(tmp_path: Path):
         check=False,
     )
     assert result.returncode == 2 and "no sessions for" in result.stderr
+
+
+def test_serve_runs_the_same_command_for_each_browser_without_the_serving_flags():
+    from tui.cli import serve_command
+
+    command = serve_command(
+        ["--serve", "--demo", "--port", "9000", "--host=0.0.0.0", "--theme", "x"]
+    )
+    assert command.endswith("-m tui --demo --theme x")
+    assert "--serve" not in command and "9000" not in command and "0.0.0.0" not in command
+
+
+def test_p_without_a_prompt_plays_the_demo_scenario_headless(tmp_path: Path):
+    env = {**os.environ, "PROCTOR_DATA_DIR": str(tmp_path / "data"), "PYTHONPATH": str(ROOT)}
+    result = subprocess.run(
+        [sys.executable, "-m", "tui", "--demo", "--scenario", "quick", "-p"],
+        cwd=tmp_path,
+        env={**env, "PROCTOR_CONFIG_DIR": str(tmp_path / "config")},
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "textstats" in result.stdout

@@ -171,6 +171,9 @@ class ProctorApp(App[int]):
         self.prepared = prepared
         self.book.set_project(prepared.cwd)
         self.ports.cwd = prepared.cwd
+        from core.agent.sessions import project_dir
+
+        self.prompt_input.use_history_file(project_dir(prepared.cwd) / "prompt-history.jsonl")
         status = self.status_bar
         status.session_id = prepared.session.id
         status.mode = prepared.options.mode or prepared.settings.default_mode or "default"

@@ -235,6 +235,12 @@ class PlanOutcome:
 
 class ExitPlanMode(Tool[ExitPlanModeInput]):
     name = "ExitPlanMode"
+
+    def summarize_input(self, input: ExitPlanModeInput) -> str:
+        """What the plan asks to run, not the raw JSON of it."""
+        wanted = ", ".join(p.prompt for p in input.allowed_prompts)
+        return f"the plan, asking to run: {wanted}" if wanted else "the plan"
+
     search_hint = "present plan for user approval leave plan mode"
     input_model = ExitPlanModeInput
     description = "Presents the plan for the user's approval and leaves plan mode."

@@ -30,7 +30,8 @@ from core.events import (
 )
 from tui.calls import CallBook
 from tui.theme_vars import THEME_VARIABLE_DEFAULTS
-from tui.widgets.tool_queue import SPINNER, ToolQueue
+from tui.widgets.queue_layout import SPINNER
+from tui.widgets.tool_queue import ToolQueue
 
 SIZE = (100, 30)
 

@@ -357,3 +357,15 @@ async def test_a_garbage_history_file_is_ignored(tmp_path: Path) -> None:
             await pilot.press(*"new", "enter")  # saving to a directory fails quietly
             await pilot.pause()
             assert host.sent == ["new"]
+
+
+async def test_history_moves_to_a_file_once_the_app_knows_where(tmp_path: Path) -> None:
+    from tui.widgets.prompt_input import PromptInput, load_history
+
+    path = tmp_path / "history.jsonl"
+    path.write_text('"an old prompt"\n')
+    prompt = PromptInput()
+    prompt.remember("typed before the session was ready")
+    prompt.use_history_file(path)
+    assert prompt.history == ("an old prompt", "typed before the session was ready")
+    assert load_history(path) == ["an old prompt", "typed before the session was ready"]

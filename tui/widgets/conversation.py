@@ -230,7 +230,9 @@ class Conversation(VerticalScroll):
         if parent is not None:
             # A sub-agent's call: its Task line says what the agent is doing.
             if isinstance(event, ToolQueued):
-                self._agent(parent).add_call(event.tool_name, event.summary)
+                record = book.calls.get(event.tool_use_id)  # its summary is project-relative
+                summary = record.summary if record is not None else event.summary
+                self._agent(parent).add_call(event.tool_name, summary)
                 changed.add(parent)
             return
         tool_use_id = event.tool_use_id

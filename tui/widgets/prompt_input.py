@@ -100,6 +100,16 @@ class PromptInput(Input):
         """Sent prompts, oldest first."""
         return tuple(self._history)
 
+    def use_history_file(self, path: Path) -> None:
+        """Keep history in `path` from now on, after the prompts already in it (the app
+        learns the project's data directory only once the session is prepared)."""
+        sent_here = self._history
+        self.history_path = path
+        self._history = load_history(path)
+        self._file_lines = len(self._history)
+        for text in sent_here:
+            self.remember(text)
+
     # -- history ---------------------------------------------------------------------------------
 
     def action_history_previous(self) -> None:

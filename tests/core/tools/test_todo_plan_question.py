@@ -450,3 +450,12 @@ async def test_options_with_the_same_label_are_refused(tmp_path: Path) -> None:
     same["options"] = [{"label": "Yes"}, {"label": "yes"}]
     outcome = await s.run("AskUserQuestion", questions=[same])
     assert outcome.is_error and "same label" in text(outcome)
+
+
+def test_the_plan_call_is_summarised_in_words_not_json():
+    from core.tools.plan_mode import ExitPlanMode
+
+    tool = ExitPlanMode()
+    asking = tool.parse_input({"allowedPrompts": [{"tool": "Bash", "prompt": "npm test"}]})
+    assert tool.summarize_input(asking) == "the plan, asking to run: npm test"
+    assert tool.summarize_input(tool.parse_input({})) == "the plan"

@@ -1,0 +1,87 @@
+"""The app's answers to the engine: one dialog at a time, "1 of N", allow all, withdrawal."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from textual.app import App
+
+from core.permissions.decision import DecidedBy
+from core.ports import Approve, KeepPlanning, PermissionRequest, PlanRequest, Reject
+from tui.ports import DialogPorts
+from tui.screens.permission import PermissionScreen
+from tui.screens.plan import PlanScreen
+from tui.theme_vars import THEME_VARIABLE_DEFAULTS
+
+
+class Host(App[None]):
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return dict(THEME_VARIABLE_DEFAULTS)
+
+
+def request(n: int) -> PermissionRequest:
+    return PermissionRequest(
+        tool_use_id=f"t{n}",
+        tool_name="Bash",
+        input={"command": f"touch {n}.txt"},
+        summary=f"touch {n}.txt",
+        message="not read-only",
+        decided_by=DecidedBy("analysis", "not read-only"),
+        suggestions=(f"Bash(touch {n}.txt:*)",),
+    )
+
+
+async def settle(pilot, condition) -> None:
+    for _ in range(200):
+        if condition():
+            return
+        await pilot.pause()
+    raise AssertionError("the app never got there")
+
+
+async def test_requests_wait_their_turn_and_each_gets_its_own_answer(tmp_path: Path):
+    app = Host()
+    async with app.run_test() as pilot:
+        ports = DialogPorts(app, tmp_path)
+        first = asyncio.ensure_future(ports.request_permission(request(1)))
+        second = asyncio.ensure_future(ports.request_permission(request(2)))
+        await settle(pilot, lambda: isinstance(app.screen, PermissionScreen))
+        assert ports.waiting_permissions == 2
+        assert app.screen.request.tool_use_id == "t1"
+        await pilot.press("y")
+        assert await first == Approve()
+        await settle(pilot, lambda: getattr(app.screen, "request", None) == request(2))
+        await pilot.press("escape")
+        assert await second == Reject()
+        assert ports.waiting_permissions == 0
+
+
+async def test_allow_all_answers_every_waiting_permission_but_not_a_plan(tmp_path: Path):
+    app = Host()
+    async with app.run_test() as pilot:
+        ports = DialogPorts(app, tmp_path)
+        asks = [asyncio.ensure_future(ports.request_permission(request(n))) for n in range(3)]
+        plan = asyncio.ensure_future(
+            ports.review_plan(PlanRequest("p", "# Plan", tmp_path / "plan.md"))
+        )
+        await settle(pilot, lambda: isinstance(app.screen, PermissionScreen))
+        await pilot.press("A")
+        assert [await ask for ask in asks] == [Approve()] * 3
+        await settle(pilot, lambda: isinstance(app.screen, PlanScreen))
+        await pilot.press("escape")
+        assert await plan == KeepPlanning("")
+
+
+async def test_a_request_the_engine_stops_waiting_for_closes_its_dialog(tmp_path: Path):
+    app = Host()
+    async with app.run_test() as pilot:
+        ports = DialogPorts(app, tmp_path)
+        shown = asyncio.ensure_future(ports.request_permission(request(1)))
+        queued = asyncio.ensure_future(ports.request_permission(request(2)))
+        await settle(pilot, lambda: isinstance(app.screen, PermissionScreen))
+        queued.cancel()  # a sibling failed: the engine no longer waits for this one
+        await settle(pilot, lambda: ports.waiting_permissions == 1)
+        shown.cancel()  # the turn was interrupted
+        await settle(pilot, lambda: not isinstance(app.screen, PermissionScreen))
+        assert ports.waiting_permissions == 0
