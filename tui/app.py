@@ -121,7 +121,7 @@ class ProctorApp(App[int]):
         await self.push_screen(MainScreen())
         for note in self.theme_problems:
             self.conversation.add_notice(note, "warning")
-        self.set_interval(1.0, self._show_activity, name="activity")
+        self._activity_timer = self.set_interval(1.0, self._show_activity, name="activity")
         # After the first frame: the person sees the screen while the session is assembled.
         self.call_after_refresh(self.start_session)
 
@@ -218,6 +218,7 @@ class ProctorApp(App[int]):
 
     async def shutdown(self) -> None:
         """Stop the turn, the shells and the sub-agents; close the transcript."""
+        self._activity_timer.stop()
         live = self.live
         if live is None:
             return
@@ -296,8 +297,9 @@ class ProctorApp(App[int]):
             self._show_activity()
 
     def _show_activity(self) -> None:
-        if self.main_screen is None:
-            return
+        screen = self.main_screen
+        if screen is None or not screen.is_mounted:
+            return  # closing: the widgets may be gone already
         waiting = self.ports.waiting_permissions
         parts = []
         if self.live is None:

@@ -371,14 +371,20 @@ class ToolQueue(ScrollView, can_focus=True):
 
     # -- drawing -------------------------------------------------------------------------------
 
+    @property
+    def _row_width(self) -> int:
+        # Not size.width: that includes the vertical scrollbar, which would hide the
+        # right-aligned durations.
+        return self.scrollable_content_region.width or self.size.width
+
     def rows_text(self) -> list[str]:
         """The plain text of every row, as drawn at the current width (for tests, snapshots)."""
-        width = self.size.width or 100
+        width = self._row_width or 100
         now = self._clock()
         return [self._row_text(row, width, now).plain.rstrip() for row in self._layout.rows]
 
     def render_line(self, y: int) -> Strip:
-        width = self.size.width
+        width = self._row_width
         index = y + self.scroll_offset.y
         rows = self._layout.rows
         if not 0 <= index < len(rows):
