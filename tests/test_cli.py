@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from core import __version__
@@ -120,3 +121,35 @@ def test_p_without_a_prompt_plays_the_demo_scenario_headless(tmp_path: Path):
     )
     assert result.returncode == 0, result.stderr
     assert "textstats" in result.stdout
+
+
+def test_serve_serves_the_app_page_to_a_browser(tmp_path: Path):
+    import socket
+    import urllib.request
+
+    with socket.socket() as probe:
+        probe.bind(("localhost", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, "PROCTOR_DATA_DIR": str(tmp_path / "data"), "PYTHONPATH": str(ROOT)}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "tui", "--serve", "--demo", "--port", str(port)],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        page = ""
+        for _ in range(300):  # the server takes a moment to listen
+            try:
+                with urllib.request.urlopen(f"http://localhost:{port}/", timeout=5) as response:
+                    page = response.read().decode()
+                break
+            except OSError:
+                if server.poll() is not None:
+                    break
+                time.sleep(0.1)
+        assert "textual.js" in page, "the browser page that runs the app"
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
