@@ -67,6 +67,8 @@ def _prepare(session: PreparedSession | SessionOptions) -> PreparedSession | str
         return prepare_session(session)
     except (ScenarioError, SessionNotFound) as error:
         return str(error)
+    except OSError as error:  # the data directory cannot be written, say
+        return f"the session cannot be set up: {error}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +151,10 @@ class ProctorApp(App[int]):
             )
         except MissingApiKey as error:
             self.conversation.add_notice(str(error), "error")
+            return
+        except Exception as error:  # an unwritable data directory, say: say so, stay open
+            self.log.error(f"the session could not start: {error!r}")
+            self.conversation.add_notice(f"The session could not start: {error}", "error")
             return
         for note in self.live.notes:
             self.conversation.add_notice(note, "warning")
@@ -253,6 +259,11 @@ class ProctorApp(App[int]):
         self._set_busy(True)
         try:
             await live.send(prompt)
+        except Exception as error:  # the loop reports model errors itself; this is a bug
+            self.log.error(f"the turn failed: {error!r}")
+            self.conversation.add_notice(
+                f"The turn stopped on an internal error: {error}. The session carries on.", "error"
+            )
         finally:
             self._turn_started = None
             self._set_busy(False)

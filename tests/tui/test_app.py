@@ -82,3 +82,18 @@ async def test_quitting_closes_the_session_cleanly(project: Path):
     assert app.return_code == 0
     (summary,) = list_sessions(project)
     assert summary.ended_cleanly and summary.title == "go"
+
+
+async def test_a_session_that_cannot_be_set_up_ends_the_app_with_the_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from core.agent.options import SessionOptions
+    from tui.app import LaunchOptions, ProctorApp
+
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("a file where the data directory should be")
+    monkeypatch.setenv("PROCTOR_DATA_DIR", str(blocker))
+    app = ProctorApp(LaunchOptions(SessionOptions(cwd=tmp_path, demo=True, scenario="quick")))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.return_code is not None, "the app to give up")
+    assert app.return_code == 2
