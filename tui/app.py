@@ -356,6 +356,20 @@ class ProctorApp(App[int]):
             return []
         return saved_output_entries(self.prepared.session.directory, self.book)
 
+    def on_tool_queue_call_selected(self, message: ToolQueue.CallSelected) -> None:
+        """Enter on a queue row: its saved or still-streaming output, if it has one."""
+        record = self.book.calls.get(message.tool_use_id)
+        if record is None:
+            return
+        wanted = {p.resolve() for p in (record.persisted, record.spool) if p is not None}
+        entry = next((e for e in self.saved_output_entries() if e.path.resolve() in wanted), None)
+        if entry is None:
+            self.notify(f"{record.tool_name} {record.summary}: no saved output to show.")
+            return
+        from .screens.viewer import OutputViewerScreen
+
+        self.push_screen(OutputViewerScreen(entry))
+
     def action_toggle_todos(self) -> None:
         self.todo_list.toggle_class("-hidden")
 

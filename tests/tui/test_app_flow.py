@@ -20,6 +20,7 @@ from tui.screens.outputs import SavedOutputsScreen
 from tui.screens.permission import PermissionScreen
 from tui.screens.trust import TrustScreen
 from tui.screens.viewer import OutputViewerScreen
+from tui.widgets.tool_queue import ToolQueue
 
 
 @pytest.fixture(autouse=True)
@@ -185,6 +186,12 @@ async def test_ctrl_o_lists_saved_outputs_and_opens_one(project: Path):
         assert entry.tool_name == "Bash" and entry.summary == big
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, OutputViewerScreen))
+        await pilot.press("escape", "escape")
+        assert not isinstance(app.screen, SavedOutputsScreen | OutputViewerScreen)
+        # choosing the call in the tool queue opens the same output
+        app.tool_queue.post_message(ToolQueue.CallSelected(app.tool_queue, record.tool_use_id))
+        await until(pilot, lambda: isinstance(app.screen, OutputViewerScreen))
+        assert app.screen.entry.path == record.persisted
 
 
 async def test_an_untrusted_project_with_hooks_asks_first(project: Path):
