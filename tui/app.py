@@ -34,7 +34,6 @@ from themes import APP_STYLESHEET
 
 from .bridge import EventBridge
 from .calls import CallBook
-from .ports import DialogPorts
 from .screens.main import MainScreen
 from .theme_vars import THEME_VARIABLE_DEFAULTS
 from .theming import register_themes, resolve_theme_name
@@ -49,6 +48,8 @@ if TYPE_CHECKING:
     from core.agent.live import LiveSession, PreparedSession
     from core.agent.model import ModelClient
     from core.agent.options import SessionOptions
+
+    from .ports import DialogPorts
 
 
 def _prepare(session: PreparedSession | SessionOptions) -> PreparedSession | str:
@@ -104,7 +105,7 @@ class ProctorApp(App[int]):
         self.prepared: PreparedSession | None = None
         self.book = CallBook()
         self.live: LiveSession | None = None
-        self.ports = DialogPorts(self, Path.cwd())
+        self._ports: DialogPorts | None = None
         self.bridge = EventBridge(self, self.deliver)
         self.queued_prompts: deque[str] = deque()
         self._turn_started: float | None = None
@@ -112,6 +113,15 @@ class ProctorApp(App[int]):
         self.theme, problem = resolve_theme_name(self, options.theme)
         if problem:
             self.theme_problems.append(problem)
+
+    @property
+    def ports(self) -> DialogPorts:
+        """The dialogs that answer the engine; made on first use, after the first frame."""
+        if self._ports is None:
+            from .ports import DialogPorts
+
+            self._ports = DialogPorts(self, self.prepared.cwd if self.prepared else Path.cwd())
+        return self._ports
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(THEME_VARIABLE_DEFAULTS)
@@ -311,7 +321,7 @@ class ProctorApp(App[int]):
         screen = self.main_screen
         if screen is None or not screen.is_mounted:
             return  # closing: the widgets may be gone already
-        waiting = self.ports.waiting_permissions
+        waiting = self._ports.waiting_permissions if self._ports is not None else 0
         parts = []
         if self.live is None:
             parts.append("starting")
