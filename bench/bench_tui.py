@@ -218,7 +218,6 @@ def flood_events(calls: int | None = None) -> list[EngineEvent]:
 
 async def _flood_round(project: Path) -> dict[str, Any]:
     from tui.turn_events import TurnStarted
-    from tui.widgets.conversation import ToolLine
 
     events = flood_events()
     last_id = f"toolu_flood_{FLOOD_CALLS - 1:05d}"
@@ -251,7 +250,7 @@ async def _flood_round(project: Path) -> dict[str, Any]:
             if queue.virtual_size.height != queue_rows:
                 return False
             line = conversation.tool_line(last_id)
-            if line is None or not line.is_mounted or not line.header.region:
+            if line is None or not line.is_mounted or not line.region:
                 return False  # a region is given only by a layout that includes the line
             return sum(r.state == "done" for r in book.calls.values()) == FLOOD_CALLS
 
@@ -268,7 +267,7 @@ async def _flood_round(project: Path) -> dict[str, Any]:
 
         # Checked after the clock stops: what a person would read on the screen.
         rows = queue.rows_text()
-        lines = list(conversation.query(ToolLine))
+        lines = conversation.tool_lines()
         screen = _screen_text(app)
         # The last call's Bash command is cut short in the narrow queue; its Glob neighbour's
         # summary fits in both panes.
@@ -283,7 +282,7 @@ async def _flood_round(project: Path) -> dict[str, Any]:
             "queue_header": rows[0],
             "queue_done_rows": sum("✓" in row for row in rows),
             "conversation_lines": len(lines),
-            "conversation_done_lines": sum(line.has_class("-done") for line in lines),
+            "conversation_done_lines": sum(line.state == "done" for line in lines),
             "last_call_on_screen": sum(last_file in row and "✓" in row for row in screen),
         }
         app.bridge._deliver = deliver

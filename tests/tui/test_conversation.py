@@ -1,4 +1,4 @@
-"""The conversation pane as a person watches it: prompts, streamed markdown, tool lines.
+"""The conversation pane as a person watches it: prompts, streamed markdown, tool calls.
 
 A small host app feeds the pane exactly as the app's event bridge does: each event goes to
 the `CallBook` first (results from user messages, turn ends), then the whole batch to
@@ -32,21 +32,24 @@ from core.events import (
     ModeChanged,
     PermissionAsked,
     ResultPersisted,
+    SubAgentEvent,
     ToolCompleted,
     ToolNotice,
     ToolProgress,
     ToolQueued,
     ToolStarted,
 )
-from core.tools.task import SubAgentEvent
 from tui.calls import CallBook
 from tui.theme_vars import THEME_VARIABLE_DEFAULTS
-from tui.widgets.conversation import AssistantText, Conversation, Notice, PromptBlock
-from tui.widgets.conversation_items import (
+from tui.widgets.conversation import (
+    AssistantText,
+    Conversation,
+    Notice,
+    PromptBlock,
     ToolLine,
-    ToolLineDetail,
-    ToolLineHeader,
+    ToolRun,
 )
+from tui.widgets.conversation_items import ToolLineDetail
 
 
 class Host(App[None]):
@@ -128,7 +131,19 @@ def drawn(container: Widget) -> list[str]:
 
 
 def header_text(line: ToolLine) -> str:
-    return line.header.render_line(0).text
+    """The call's line as the screen draws it."""
+    return line.run.render_line(line.row).text
+
+
+def glyph_colour(line: ToolLine) -> Color | None:
+    """The colour the call's glyph (the line's first character) is drawn in."""
+    segment = next(iter(line.run.render_line(line.row)))
+    colour = segment.style.color if segment.style is not None else None
+    return Color.from_rich_color(colour) if colour is not None else None
+
+
+def theme_colour(name: str) -> Color:
+    return Color.parse(THEME_VARIABLE_DEFAULTS[name])
 
 
 async def test_a_prompt_appears_as_sent() -> None:
@@ -179,7 +194,7 @@ async def test_text_after_a_tool_call_starts_a_new_block_below_it() -> None:
         )
         await pilot.pause()
         kinds = [type(child).__name__ for child in app.pane.children]
-        assert kinds == ["PromptBlock", "AssistantText", "ToolLine", "AssistantText"]
+        assert kinds == ["PromptBlock", "AssistantText", "ToolRun", "AssistantText"]
         first, second = app.query(AssistantText)
         assert first.closed and not second.closed
         assert "Then I answer." in second.source
@@ -195,21 +210,17 @@ async def test_a_tool_line_shows_name_and_summary_and_follows_its_state() -> Non
         assert line is not None
         text = header_text(line)
         assert "Bash" in text and "pytest -q" in text and "queued" in text
-        assert line.has_class("-queued")
+        assert text.startswith("○") and glyph_colour(line) == theme_colour("tool-queued")
 
         app.feed(ToolStarted(at=app.at(), **ids("t1", "Bash")))
         await pilot.pause()
-        assert "running" in header_text(line) and line.has_class("-running")
+        assert "running" in header_text(line)
+        assert glyph_colour(line) == theme_colour("tool-running")
 
         app.feed(ToolCompleted(at=app.at(1.5), **ids("t1", "Bash"), duration_s=1.5, is_error=False))
         await pilot.pause()
-        assert line.has_class("-done") and not line.has_class("-running")
-        assert "✓" in header_text(line) and "1.5 s" in header_text(line)
-        glyph = line.header.get_component_rich_style("tool-line--glyph")
-        assert glyph.color is not None
-        assert Color.from_rich_color(glyph.color) == Color.parse(
-            THEME_VARIABLE_DEFAULTS["tool-done"]
-        )
+        assert header_text(line).startswith("✓") and "1.5 s" in header_text(line)
+        assert glyph_colour(line) == theme_colour("tool-done")
 
 
 async def test_a_failed_call_and_one_awaiting_approval_say_so() -> None:
@@ -229,8 +240,15 @@ async def test_a_failed_call_and_one_awaiting_approval_say_so() -> None:
         await pilot.pause()
         waiting, failed = app.pane.tool_line("a"), app.pane.tool_line("b")
         assert waiting is not None and failed is not None
-        assert "needs approval" in header_text(waiting) and waiting.has_class("-waiting")
+        assert "needs approval" in header_text(waiting)
+        assert glyph_colour(waiting) == theme_colour("tool-waiting")
+        words = [s for s in waiting.run.render_line(waiting.row) if "approval" in s.text]
+        assert words and words[0].style is not None and words[0].style.color is not None
+        assert Color.from_rich_color(words[0].style.color) == theme_colour("tool-waiting")
         assert "failed" in header_text(failed) and "✗" in header_text(failed)
+        assert glyph_colour(failed) == theme_colour("tool-failed")
+        # Both calls came one after the other: one run, a row each.
+        assert waiting.run is failed.run and (waiting.row, failed.row) == (0, 1)
 
 
 async def test_enter_opens_a_call_to_its_full_input_and_result() -> None:
@@ -247,18 +265,19 @@ async def test_enter_opens_a_call_to_its_full_input_and_result() -> None:
         await pilot.pause()
         line = app.pane.tool_line("t1")
         assert line is not None
-        assert not line.query(ToolLineDetail)
+        assert not app.pane.query(ToolLineDetail)
         line.focus()
         await pilot.press("enter")
         await pilot.pause()
-        detail = line.query_one(ToolLineDetail)
-        assert line.expanded
+        detail = app.pane.query_one(ToolLineDetail)
+        assert line.expanded and line.detail is detail
+        assert detail.region.y == line.region.y + 1  # right under the call's line
         assert f"$ {command}" in shown(detail.headline)
         assert '"timeout": 5000' in shown(detail.body)
         assert "42" in shown(detail.result)
         await pilot.press("enter")
         await pilot.pause()
-        assert not line.expanded and not detail.display
+        assert not line.expanded and not app.pane.query(ToolLineDetail)
 
 
 async def test_clicking_a_call_line_opens_it() -> None:
@@ -269,10 +288,10 @@ async def test_clicking_a_call_line_opens_it() -> None:
         await pilot.pause()
         line = app.pane.tool_line("t1")
         assert line is not None
-        await pilot.click(ToolLineHeader)
+        await pilot.click(ToolRun, offset=(3, line.row))
         await pilot.pause()
-        assert line.expanded
-        assert "src/app.py" in shown(line.query_one(ToolLineDetail).headline)
+        assert line.expanded and line.detail is not None
+        assert "src/app.py" in shown(line.detail.headline)
 
 
 async def test_a_result_arriving_while_open_is_shown() -> None:
@@ -285,8 +304,8 @@ async def test_a_result_arriving_while_open_is_shown() -> None:
         assert line is not None
         line.expanded = True
         await pilot.pause()
-        detail = line.query_one(ToolLineDetail)
-        assert not detail.result.display
+        detail = line.detail
+        assert detail is not None and not detail.result.display
         app.feed(
             ToolCompleted(at=app.at(), **ids("t1", "Read"), duration_s=0.1, is_error=False),
             results(("t1", "print('hello')")),
@@ -313,7 +332,8 @@ async def test_a_long_persisted_result_is_cut_and_names_where_it_was_saved(tmp_p
         assert line is not None
         line.expanded = True
         await pilot.pause()
-        detail = line.query_one(ToolLineDetail)
+        detail = line.detail
+        assert detail is not None
         result = shown(detail.result)
         assert "line 40" in result and "line 41" not in result
         note = shown(detail.result_note)
@@ -332,7 +352,9 @@ async def test_a_tool_notice_shows_under_its_line() -> None:
         await pilot.pause()
         line = app.pane.tool_line("t1")
         assert line is not None
-        assert "lint hook failed" in shown(line.notices)
+        assert "Edit" in line.rows_text()[0]
+        assert line.rows_text()[1].strip() == "warning: lint hook failed"
+        assert line.run.size.height == 2
 
 
 async def test_a_batch_redraws_only_the_calls_it_touched() -> None:
@@ -344,15 +366,15 @@ async def test_a_batch_redraws_only_the_calls_it_touched() -> None:
             queued(app, "b", "Bash", "make", {"command": "make"}),
         )
         await pilot.pause()
-        redrawn: list[str] = []
-        for line in app.query(ToolLine):
-            original = line.update_from_record
+        run = app.pane.query_one(ToolRun)
+        redrawn: list[int] = []
+        original = run.render_line
 
-            def spy(agent: Any = None, _line: ToolLine = line, _original: Any = original) -> None:
-                redrawn.append(_line.tool_use_id)
-                _original(agent)
+        def spy(y: int) -> Any:
+            redrawn.append(y)
+            return original(y)
 
-            line.update_from_record = spy  # type: ignore[method-assign]
+        run.render_line = spy  # type: ignore[method-assign]
         app.feed(
             ToolStarted(at=app.at(), **ids("b", "Bash")),
             *(
@@ -360,7 +382,12 @@ async def test_a_batch_redraws_only_the_calls_it_touched() -> None:
                 for n in range(50)
             ),
         )
-        assert redrawn == ["b"]
+        await pilot.pause()
+        drawn_rows = list(redrawn)
+        line = app.pane.tool_line("b")
+        assert line is not None and "running" in header_text(line)
+        # The screen drew b's line again (once), and not a's.
+        assert drawn_rows == [line.row]
 
 
 async def test_turn_errors_retries_interruptions_and_hook_notes_show_their_text() -> None:
@@ -416,7 +443,7 @@ async def test_a_sub_agents_words_appear_under_its_task_line() -> None:
         await pilot.pause()
         line = app.pane.tool_line("task1")
         assert line is not None
-        assert "agent: Looking in src" in shown(line.agent_activity)
+        assert line.rows_text()[1].strip() == "agent: Looking in src"
 
         app.feed(
             ToolQueued(
@@ -428,7 +455,7 @@ async def test_a_sub_agents_words_appear_under_its_task_line() -> None:
             )
         )
         await pilot.pause()
-        assert "agent: Read src/parse.py" in shown(line.agent_activity)
+        assert line.rows_text()[1].strip() == "agent: Read src/parse.py"
         assert app.pane.tool_line("r1") is None  # nested calls stay inside the Task line
 
         answer = "The parser is in src/parse.py, function parse_args."
@@ -442,11 +469,11 @@ async def test_a_sub_agents_words_appear_under_its_task_line() -> None:
             ToolCompleted(at=app.at(), **ids("task1", "Task"), duration_s=3.0, is_error=False),
         )
         await pilot.pause()
-        assert not line.agent_activity.display
+        assert len(line.rows_text()) == 1  # the activity line went with the agent
         assert not app.query(Markdown)  # the sub-agent's text is not the main agent's
         line.expanded = True
         await pilot.pause()
-        assert "parse_args" in shown(line.query_one(ToolLineDetail).agent_text)
+        assert line.detail is not None and "parse_args" in shown(line.detail.agent_text)
 
 
 async def test_the_pane_follows_new_content_until_the_user_scrolls_up() -> None:
@@ -474,6 +501,104 @@ async def test_a_call_opened_in_the_same_frame_it_appeared_keeps_its_line_on_top
         assert line is not None
         line.expanded = True  # before the pane has mounted the line
         await pilot.pause()
-        assert isinstance(line.children[0], ToolLineHeader)
-        assert isinstance(line.children[-1], ToolLineDetail)
-        assert "a.py" in shown(line.query_one(ToolLineDetail).headline)
+        kinds = [type(child).__name__ for child in app.pane.children]
+        assert kinds == ["PromptBlock", "ToolRun", "ToolLineDetail"]
+        assert line.detail is not None and "a.py" in shown(line.detail.headline)
+
+
+async def test_two_thousand_calls_in_one_batch_are_one_run_of_two_thousand_rows() -> None:
+    app = Host()
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.send("flood")
+        app.feed(
+            *(
+                queued(app, f"c{n}", "Grep", f"pattern {n}", {"pattern": f"p{n}"})
+                for n in range(2000)
+            )
+        )
+        await pilot.pause()
+        runs = app.pane.query(ToolRun)
+        assert len(runs) == 1
+        run = runs.first()
+        assert run.row_count == 2000 and run.size.height == 2000
+        # A widget for the prompt and one for the calls, not one (or four) per call.
+        assert len(list(app.pane.walk_children())) < 10
+        rows = run.rows_text()
+        assert "pattern 0" in rows[0] and "pattern 1999" in rows[1999]
+        pane = app.pane
+        assert pane.scroll_y == pane.max_scroll_y > 0  # followed to the last call
+        last = app.pane.tool_line("c1999")
+        assert last is not None and pane.region.contains_region(last.region)
+
+
+async def test_opening_a_call_mid_run_puts_it_under_its_line_and_closing_joins_the_run() -> None:
+    app = Host()
+    async with app.run_test(size=(100, 40)) as pilot:
+        app.send("go")
+        app.feed(*(queued(app, n, "Read", f"{n}.py", {"file_path": f"{n}.py"}) for n in "abc"))
+        await pilot.pause()
+
+        def layout() -> list[str]:
+            return [
+                f"run {' '.join(child.call_ids)}"
+                if isinstance(child, ToolRun)
+                else type(child).__name__
+                for child in app.pane.children
+            ]
+
+        assert layout() == ["PromptBlock", "run a b c"]
+        b = app.pane.tool_line("b")
+        assert b is not None
+        b.expanded = True
+        await pilot.pause()
+        assert layout() == ["PromptBlock", "run a b", "ToolLineDetail", "run c"]
+        assert b.detail is not None and "b.py" in shown(b.detail.headline)
+        assert b.detail.region.y == b.region.y + 1
+        # Calls that come while it is open still join the run at the end of the pane.
+        app.feed(queued(app, "d", "Read", "d.py", {"file_path": "d.py"}))
+        await pilot.pause()
+        assert layout() == ["PromptBlock", "run a b", "ToolLineDetail", "run c d"]
+        b.expanded = False
+        await pilot.pause()
+        assert layout() == ["PromptBlock", "run a b c d"]
+        app.feed(queued(app, "e", "Read", "e.py", {"file_path": "e.py"}))
+        await pilot.pause()
+        assert layout() == ["PromptBlock", "run a b c d e"]
+        e = app.pane.tool_line("e")
+        assert e is not None and e.row == 4 and "e.py" in e.text
+
+
+async def test_up_and_down_move_between_calls_and_enter_opens_the_one_under_the_cursor() -> None:
+    app = Host()
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.send("go")
+        app.feed(
+            queued(app, "a", "Edit", "a.py", {"file_path": "a.py"}),
+            ToolNotice(at=app.at(), **ids("a", "Edit"), level="warning", text="hook said so"),
+            queued(app, "b", "Read", "b.py", {"file_path": "b.py"}),
+        )
+        await pilot.pause()
+        a = app.pane.tool_line("a")
+        assert a is not None
+        a.focus()
+        await pilot.pause()
+        run = a.run
+        cursor = run.get_component_rich_style("tool-run--cursor").bgcolor
+        assert cursor is not None
+
+        def background(y: int) -> Any:
+            style = next(iter(run.render_line(y))).style
+            return style.bgcolor if style is not None else None
+
+        assert background(0) == cursor
+        await pilot.press("down")  # past a's notice, onto b
+        await pilot.press("enter")
+        await pilot.pause()
+        b = app.pane.tool_line("b")
+        assert b is not None and b.expanded and not a.expanded
+        assert background(2) == cursor and background(0) != cursor
+        await pilot.press("up", "enter")
+        await pilot.pause()
+        assert a.expanded and b.expanded
+        kinds = [type(child).__name__ for child in app.pane.children]
+        assert kinds == ["PromptBlock", "ToolRun", "ToolLineDetail", "ToolRun", "ToolLineDetail"]

@@ -6,10 +6,10 @@ One pass over the batch decides three things, and only then is the screen touche
 
 - text: consecutive `TextDelta`s are joined, so a batch of two hundred deltas is one append
   to one markdown block;
-- new widgets: prompts, tool lines, notes and text blocks are collected in order and mounted
-  with one `mount_all`, one layout for the batch;
-- changed calls: a set of ids, each line redrawn once from its record however many events
-  it had (a running command's progress ticks cost a set insert each).
+- new widgets: prompts, runs of tool calls, notes and text blocks are collected in order
+  and mounted with one `mount_all`, one layout for the batch;
+- changed calls: a set of ids, each call's rows repainted once from its record however many
+  events it had (a running command's progress ticks cost a set insert each).
 
 Order is the rule for text blocks: text continues in the current block only while that block
 is the last thing in the pane. A tool call, a note or a new message closes it, and the next
@@ -21,21 +21,27 @@ arrive faster than it can draw. Writes are queued on the block's own message que
 (`call_later`), which Textual starts only after the block's mount (and so the render of its
 first fragment) is done, so fragments never overtake each other or the first one.
 
+Tool calls are not a widget each: consecutive top-level calls (nothing else between them)
+share one `ToolRun` (`tool_run.py`), a Line-API widget with a row per call, so a flood of
+2,000 calls is one widget to lay out, not thousands. Opening a call puts its
+`ToolLineDetail` right under its row by splitting the run after it (run, detail, rest of
+the run); closing it joins the two runs again. So the one invariant is: a detail always
+follows the run whose last call it shows. New calls join the run that is the last thing in
+the pane, if it is; anything else below it (text, a notice, a prompt, an opened call) means
+the next call starts a new run.
+
 The pane stays scrolled to the end while content arrives (`anchor()`), until the user
 scrolls up; scrolling back to the bottom follows again (Textual restores the anchor).
-Tool lines live in `conversation_items.py`.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from textual.containers import VerticalScroll
 from textual.widget import Widget
-from textual.widgets import Markdown, Static
-from textual.widgets.markdown import MarkdownStream
+from textual.widgets import Static
 
 from core.agent.events import (
     AssistantMessage,
@@ -51,9 +57,33 @@ from core.events import EngineEvent, ModeChanged, SubAgentEvent, ToolEvent, Tool
 from core.permissions.modes import MODE_LABELS
 from tui.calls import CallBook
 
-from .conversation_items import SubAgentText, ToolLine
+from .conversation_items import SubAgentText, ToolLineDetail
+from .tool_line import ToolLine
+from .tool_run import ToolRun
 
-__all__ = ["AssistantText", "Conversation", "Notice", "NoticeLevel", "PromptBlock", "ToolLine"]
+if TYPE_CHECKING:
+    from .assistant_text import AssistantText
+
+
+def __getattr__(name: str) -> Any:
+    # AssistantText (and with it Textual's markdown machinery) loads with the first text,
+    # not with the app: the first frame has none to show.
+    if name == "AssistantText":
+        from .assistant_text import AssistantText
+
+        return AssistantText
+    raise AttributeError(name)
+
+
+__all__ = [
+    "AssistantText",
+    "Conversation",
+    "Notice",
+    "NoticeLevel",
+    "PromptBlock",
+    "ToolLine",
+    "ToolRun",
+]
 
 NoticeLevel = Literal["info", "warning", "error"]
 
@@ -102,59 +132,6 @@ class Notice(Static):
         self.level = level
 
 
-class AssistantText(Markdown):
-    """One stretch of the assistant's text, rendered as markdown while it streams."""
-
-    DEFAULT_CSS = """
-    AssistantText {
-        margin: 1 0 0 0;
-        padding: 0 1;
-    }
-    AssistantText.-discarded { opacity: 50%; }
-    """
-
-    def __init__(self, text: str) -> None:
-        super().__init__(text)
-        self._stream: MarkdownStream | None = None
-        self._no_more_text = False
-        """Not `_closed`: Textual's message pump owns that name and drops messages when set."""
-        self._finished = asyncio.Event()
-
-    @property
-    def closed(self) -> bool:
-        return self._no_more_text
-
-    def feed(self, text: str) -> None:
-        """Append a fragment (the pane joins a batch's deltas into one)."""
-        if not self._no_more_text and text:
-            self.call_later(self._write, text)
-
-    def close(self) -> None:
-        """No more text will come: finish drawing what is queued and stop the stream."""
-        if not self._no_more_text:
-            self._no_more_text = True
-            self.call_later(self._stop)
-
-    async def wait_finished(self) -> None:
-        """Until every fragment is drawn after `close()` (for tests and screenshots)."""
-        await self._finished.wait()
-
-    async def _write(self, text: str) -> None:
-        if self._stream is None:
-            self._stream = Markdown.get_stream(self)
-        await self._stream.write(text)
-
-    async def _stop(self) -> None:
-        if self._stream is not None:
-            await self._stream.stop()
-        self._finished.set()
-
-    async def on_unmount(self) -> None:
-        # A stream left running would outlive the widget as a pending task.
-        if self._stream is not None:
-            await self._stream.stop()
-
-
 # -- the pane -------------------------------------------------------------------------------
 
 
@@ -176,7 +153,10 @@ class Conversation(VerticalScroll):
         classes: str | None = None,
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
-        self._lines: dict[str, ToolLine] = {}
+        self._run_of: dict[str, ToolRun] = {}
+        self._open_run: ToolRun | None = None
+        """The run new calls join: the last thing in the pane, or None."""
+        self._details: dict[str, ToolLineDetail] = {}
         self._agents: dict[str, SubAgentText] = {}
         self._text_block: AssistantText | None = None
         """The block deltas go to; None once something else follows it."""
@@ -200,8 +180,25 @@ class Conversation(VerticalScroll):
         self._add(Notice(text, level))
         self._mount_new()
 
+    def run_of(self, tool_use_id: str) -> ToolRun:
+        """The run that holds a top-level call now (KeyError for any other id)."""
+        return self._run_of[tool_use_id]
+
+    def detail_of(self, tool_use_id: str) -> ToolLineDetail | None:
+        """The opened view of a call, while it is open."""
+        return self._details.get(tool_use_id)
+
     def tool_line(self, tool_use_id: str) -> ToolLine | None:
-        return self._lines.get(tool_use_id)
+        """A top-level call's line (a sub-agent's calls have none: its Task line speaks)."""
+        return ToolLine(self, tool_use_id) if tool_use_id in self._run_of else None
+
+    def tool_lines(self) -> list[ToolLine]:
+        """Every call's line, top to bottom."""
+        return [
+            ToolLine(self, tool_use_id)
+            for run in self.query_children(ToolRun)
+            for tool_use_id in run.call_ids
+        ]
 
     def apply(self, events: Sequence[EngineEvent], book: CallBook) -> None:
         """Draw a batch of events; the book has taken them in already."""
@@ -218,10 +215,69 @@ class Conversation(VerticalScroll):
                 self._loop_event(event, changed)
         self._flush_text()
         self._mount_new()
+        by_run: dict[ToolRun, list[str]] = {}
         for tool_use_id in changed:
-            line = self._lines.get(tool_use_id)
-            if line is not None:
-                line.update_from_record(self._agents.get(tool_use_id))
+            run = self._run_of.get(tool_use_id)
+            if run is not None:
+                by_run.setdefault(run, []).append(tool_use_id)
+            detail = self._details.get(tool_use_id)
+            if detail is not None:
+                detail.show(self._agents.get(tool_use_id))
+        for run, ids in by_run.items():
+            run.sync(ids)
+
+    # -- opening a call --------------------------------------------------------------------
+
+    def set_expanded(self, tool_use_id: str, expanded: bool) -> None:
+        """Open a call (its detail right under its line) or close it again."""
+        if expanded == (tool_use_id in self._details) or tool_use_id not in self._run_of:
+            return
+        if expanded:
+            self._open(tool_use_id)
+        else:
+            self._close(tool_use_id)
+
+    def on_tool_run_toggle_requested(self, message: ToolRun.ToggleRequested) -> None:
+        message.stop()
+        tool_use_id = message.tool_use_id
+        self.set_expanded(tool_use_id, tool_use_id not in self._details)
+
+    def _open(self, tool_use_id: str) -> None:
+        run = self._run_of[tool_use_id]
+        detail = self._details[tool_use_id] = ToolLineDetail(run.record(tool_use_id))
+        detail.show(self._agents.get(tool_use_id))
+        rest = run.split_after(tool_use_id)
+        widgets: list[Widget] = [detail]
+        if rest is not None:
+            for moved in rest.call_ids:
+                self._run_of[moved] = rest
+            widgets.append(rest)
+        if self._open_run is run:
+            self._open_run = rest
+        if run.parent is self:
+            self.mount_all(widgets, after=run)
+        else:  # the run is still waiting in this batch's list
+            at = self._to_mount.index(run) + 1
+            self._to_mount[at:at] = widgets
+
+    def _close(self, tool_use_id: str) -> None:
+        run = self._run_of[tool_use_id]
+        detail = self._details.pop(tool_use_id)
+        siblings = list(self.children)
+        following = siblings.index(detail) + 1 if detail in siblings else len(siblings)
+        after = siblings[following] if following < len(siblings) else None
+        detail.remove()
+        if isinstance(after, ToolRun):
+            run.absorb(after)
+            for moved in after.call_ids:
+                self._run_of[moved] = run
+            if after.has_focus:
+                run.focus()
+            after.remove()
+            if self._open_run is after:
+                self._open_run = run
+        elif after is None and not self._to_mount:
+            self._open_run = run
 
     # -- events ----------------------------------------------------------------------------
 
@@ -236,12 +292,17 @@ class Conversation(VerticalScroll):
                 changed.add(parent)
             return
         tool_use_id = event.tool_use_id
-        if tool_use_id not in self._lines:
+        if tool_use_id not in self._run_of:
             record = book.calls.get(tool_use_id)
             if record is None:
                 return
-            line = self._lines[tool_use_id] = ToolLine(record)
-            self._add(line)
+            self._flush_text()  # text streamed before the call stays above it
+            run = self._open_run
+            if run is None:
+                self._add(run := ToolRun(self._agents))
+                self._open_run = run
+            run.add(record)
+            self._run_of[tool_use_id] = run
         changed.add(tool_use_id)
 
     def _sub_agent_event(self, event: SubAgentEvent, changed: set[str]) -> None:
@@ -317,8 +378,11 @@ class Conversation(VerticalScroll):
         text = "".join(self._pending_text)
         self._pending_text.clear()
         if self._text_block is None:
+            from .assistant_text import AssistantText
+
             self._text_block = AssistantText(text)
             self._to_mount.append(self._text_block)
+            self._open_run = None
         else:
             self._text_block.feed(text)
 
@@ -332,6 +396,7 @@ class Conversation(VerticalScroll):
         self._flush_text()
         self._close_text()
         self._to_mount.append(widget)
+        self._open_run = None
 
     def _mount_new(self) -> None:
         if self._to_mount:

@@ -1,17 +1,17 @@
-"""A tool call in the conversation: one line until someone opens it.
+"""What the conversation knows how to say about one tool call, and its opened view.
 
-The pane (`conversation.py`) decides where lines go and which of them a batch of events
-touched; this module draws one call from its `CallRecord`. Two choices shape it:
+The pane (`conversation.py`) decides where things go; the lines of a run of calls are drawn
+by `tool_run.py`. This module holds what both need and no layout:
 
-- The detail widgets (full input, result, a sub-agent's answer) are built on the first
-  expand and redrawn only while open, so a session of hundreds of calls costs a header and
-  two hidden statics per call, and a batch of progress events redraws one header.
-- Colours come from CSS: the call's state is a class on `ToolLine` (`-running`, `-done`...)
-  and the header draws with component classes that those classes style with the `$tool-*`
-  theme variables, so a theme decides every colour.
+- the formatting rules (what a state says, which input field heads the call, where a long
+  result is cut) as plain functions, so they read in one place and need no screen to check;
+- `SubAgentText`, what a Task call's sub-agent has said, kept as data the run draws from;
+- `ToolLineDetail`, the one widget a call gets, built only when someone opens the call:
+  full input, the sub-agent's answer, the result the model got. Results wrap and can be
+  selected, which is why the opened view is widgets and the closed line is not.
 
-The formatting helpers are plain functions so the rules (what a state says, where a result
-is cut) read in one place and need no screen to check.
+Colours come from CSS: the call's state is a class on the detail (`-failed`...) that the
+result's border keys on with the `$tool-*` theme variables, so a theme decides every colour.
 """
 
 from __future__ import annotations
@@ -19,16 +19,10 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
-from rich.text import Text
-from textual import events
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.message import Message
-from textual.reactive import reactive
-from textual.widget import Widget
 from textual.widgets import Static
 
 from tui.calls import CallRecord, CallState, format_duration
@@ -148,48 +142,6 @@ class SubAgentText:
 # -- tool calls -------------------------------------------------------------------------------
 
 
-class ToolLineHeader(Widget):
-    """The one line a call takes: glyph, tool name, input summary, state or duration."""
-
-    COMPONENT_CLASSES: ClassVar[set[str]] = {
-        "tool-line--glyph",
-        "tool-line--name",
-        "tool-line--summary",
-        "tool-line--state",
-    }
-
-    DEFAULT_CSS = """
-    ToolLineHeader {
-        height: 1;
-        padding: 0 1;
-    }
-    ToolLineHeader > .tool-line--name { text-style: bold; }
-    ToolLineHeader > .tool-line--summary { color: $text-muted; }
-    ToolLineHeader > .tool-line--state { color: $text-muted; }
-    """
-
-    def __init__(self, record: CallRecord) -> None:
-        super().__init__()
-        self.record = record
-
-    def render(self) -> Text:
-        record = self.record
-        style = self.get_component_rich_style
-        left = Text.assemble(
-            (GLYPHS.get(record.state, "?"), style("tool-line--glyph")),
-            " ",
-            (record.tool_name, style("tool-line--name")),
-            " ",
-            (one_line(record.summary), style("tool-line--summary")),
-            no_wrap=True,
-            overflow="ellipsis",
-        )
-        state = Text(state_text(record), style=style("tool-line--state"))
-        room = max(1, self.content_size.width - state.cell_len - 1)
-        left.truncate(room, overflow="ellipsis", pad=True)
-        return Text.assemble(left, " ", state, no_wrap=True, end="")
-
-
 class ToolLineDetail(Vertical):
     """The opened call: its full input, the sub-agent's answer, the result the model got."""
 
@@ -212,11 +164,14 @@ class ToolLineDetail(Vertical):
         padding: 0 1;
     }
     ToolLineDetail > .result-note { color: $text-muted; text-style: italic; }
+    ToolLineDetail.-failed > .result { border-left: outer $tool-failed; }
+    ToolLineDetail.-cancelled > .result { border-left: outer $tool-cancelled; }
     """
 
     def __init__(self, record: CallRecord) -> None:
-        super().__init__()
+        super().__init__(classes=f"-{record.state}")
         self.record = record
+        self._state: CallState = record.state
         headline, body = describe_input(record.input)
         self.headline = Static(headline, markup=False, classes="input-headline")
         self.headline.display = bool(headline)
@@ -234,8 +189,17 @@ class ToolLineDetail(Vertical):
         yield self.result
         yield self.result_note
 
+    @property
+    def tool_use_id(self) -> str:
+        return self.record.tool_use_id
+
     def show(self, agent: SubAgentText | None) -> None:
+        """Redraw from the record (and the sub-agent's words) after they changed."""
         record = self.record
+        if record.state != self._state:
+            self.remove_class(f"-{self._state}")
+            self.add_class(f"-{record.state}")
+            self._state = record.state
         final = agent.final_text if agent is not None else ""
         persisted = str(record.persisted) if record.persisted is not None else ""
         key = (record.result, final, persisted)
@@ -252,115 +216,3 @@ class ToolLineDetail(Vertical):
         self.result.display = bool(body)
         self.result_note.update(note)
         self.result_note.display = bool(note)
-
-
-class ToolLine(Vertical, can_focus=True):
-    """A call in the conversation: one line, opened with enter or a click on it."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "toggle_expanded", "Open/close call", show=False),
-    ]
-
-    # The state colours of the header and the result live here, not in those widgets'
-    # DEFAULT_CSS: Textual scopes a widget's default CSS to the widget, and these rules key
-    # on the line's state class, which sits on this (outer) widget.
-    DEFAULT_CSS = """
-    ToolLine {
-        height: auto;
-    }
-    ToolLine:focus > ToolLineHeader { background: $primary 20%; }
-    ToolLine > .notices { padding: 0 1 0 3; color: $text-warning; }
-    ToolLine > .agent-activity { padding: 0 1 0 3; color: $text-muted; text-style: dim; }
-    ToolLine.-queued > ToolLineHeader > .tool-line--glyph { color: $tool-queued; }
-    ToolLine.-waiting > ToolLineHeader > .tool-line--glyph { color: $tool-waiting; }
-    ToolLine.-waiting > ToolLineHeader > .tool-line--state { color: $tool-waiting; }
-    ToolLine.-running > ToolLineHeader > .tool-line--glyph { color: $tool-running; }
-    ToolLine.-done > ToolLineHeader > .tool-line--glyph { color: $tool-done; }
-    ToolLine.-failed > ToolLineHeader > .tool-line--glyph { color: $tool-failed; }
-    ToolLine.-failed > ToolLineHeader > .tool-line--state { color: $tool-failed; }
-    ToolLine.-cancelled > ToolLineHeader > .tool-line--glyph { color: $tool-cancelled; }
-    ToolLine.-cancelled > ToolLineHeader > .tool-line--state { color: $tool-cancelled; }
-    ToolLine.-failed > ToolLineDetail > .result { border-left: outer $tool-failed; }
-    ToolLine.-cancelled > ToolLineDetail > .result { border-left: outer $tool-cancelled; }
-    """
-
-    expanded: reactive[bool] = reactive(False, init=False)
-
-    class Toggled(Message):
-        """The call was opened or closed."""
-
-        def __init__(self, tool_line: ToolLine, expanded: bool) -> None:
-            super().__init__()
-            self.tool_line = tool_line
-            self.expanded = expanded
-
-        @property
-        def control(self) -> ToolLine:
-            return self.tool_line
-
-    def __init__(self, record: CallRecord) -> None:
-        super().__init__(classes=f"-{record.state}")
-        self.record = record
-        self.agent: SubAgentText | None = None
-        self.header = ToolLineHeader(record)
-        self.notices = Static("", markup=False, classes="notices")
-        self.notices.display = False
-        self.agent_activity = Static("", markup=False, classes="agent-activity")
-        self.agent_activity.display = False
-        self.detail: ToolLineDetail | None = None
-        self._state: CallState = record.state
-        self._notice_count = 0
-
-    @property
-    def tool_use_id(self) -> str:
-        return self.record.tool_use_id
-
-    def compose(self) -> ComposeResult:
-        yield self.header
-        yield self.notices
-        yield self.agent_activity
-        if self.detail is not None:  # opened before it was mounted
-            yield self.detail
-
-    def update_from_record(self, agent: SubAgentText | None = None) -> None:
-        """Redraw from the call's record (and its sub-agent's words) after they changed."""
-        record = self.record
-        if agent is not None:
-            self.agent = agent
-        if record.state != self._state:
-            self.remove_class(f"-{self._state}")
-            self.add_class(f"-{record.state}")
-            self._state = record.state
-        self.header.refresh()
-        if len(record.notices) != self._notice_count:
-            self._notice_count = len(record.notices)
-            self.notices.update("\n".join(f"{level}: {text}" for level, text in record.notices))
-            self.notices.display = True
-        working = self.agent is not None and self.agent.working and not record.finished
-        activity = self.agent.activity if self.agent is not None else ""
-        self.agent_activity.display = bool(working and activity)
-        if working and activity:
-            self.agent_activity.update(f"agent: {activity}")
-        if self.detail is not None and self.expanded:
-            self.detail.show(self.agent)
-
-    def action_toggle_expanded(self) -> None:
-        self.expanded = not self.expanded
-
-    def on_click(self, event: events.Click) -> None:
-        # Only the line itself toggles, so text in the open view can be selected.
-        if event.widget is self.header:
-            self.expanded = not self.expanded
-
-    def watch_expanded(self, expanded: bool) -> None:
-        if expanded:
-            if self.detail is None:
-                self.detail = ToolLineDetail(self.record)
-                # Before mount, compose() places it; mounting now would put it first.
-                if self.is_mounted:
-                    self.mount(self.detail)
-            self.detail.display = True
-            self.detail.show(self.agent)
-        elif self.detail is not None:
-            self.detail.display = False
-        self.post_message(self.Toggled(self, expanded))
