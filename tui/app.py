@@ -34,7 +34,7 @@ from themes import APP_STYLESHEET
 
 from .bridge import EventBridge
 from .calls import CallBook
-from .screens.main import MainScreen
+from .screens.main import MAIN_SCREEN_STYLESHEET, MainScreen
 from .theme_vars import THEME_VARIABLE_DEFAULTS
 from .theming import register_themes, resolve_theme_name
 from .turn_events import TurnStarted
@@ -89,7 +89,9 @@ class LaunchOptions:
 
 class ProctorApp(App[int]):
     TITLE = "proctor"
-    CSS_PATH = APP_STYLESHEET
+    # The main screen is the default screen, drawn in the very first frame; a default screen's
+    # own CSS_PATH is not loaded (only pushed screens' are), so the app loads it.
+    CSS_PATH = [APP_STYLESHEET, MAIN_SCREEN_STYLESHEET]
     BINDINGS = [
         Binding("shift+tab", "cycle_mode", "Mode", priority=True),
         Binding("escape", "interrupt", "Interrupt"),
@@ -123,22 +125,23 @@ class ProctorApp(App[int]):
             self._ports = DialogPorts(self, self.prepared.cwd if self.prepared else Path.cwd())
         return self._ports
 
+    def get_default_screen(self) -> MainScreen:
+        return MainScreen()
+
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(THEME_VARIABLE_DEFAULTS)
 
     # -- startup and shutdown -------------------------------------------------------------------
 
-    async def on_mount(self) -> None:
-        # Pushed rather than made the default screen: only a pushed screen loads its CSS_PATH.
-        await self.push_screen(MainScreen())
-        for note in self.theme_problems:
-            self.conversation.add_notice(note, "warning")
+    def on_mount(self) -> None:
         self._activity_timer = self.set_interval(1.0, self._show_activity, name="activity")
         # After the first frame: the person sees the screen while the session is assembled.
         self.call_after_refresh(self.start_session)
 
     @work(exclusive=True, group="session")
     async def start_session(self) -> None:
+        for note in self.theme_problems:
+            self.conversation.add_notice(note, "warning")
         prepared = await asyncio.to_thread(_prepare, self.options.session)
         if isinstance(prepared, str):
             # Nothing has started yet: leave the screen and say why, like a bad argument.

@@ -155,4 +155,7 @@ class DialogPorts:
 
         showing = self._showing
         if showing is not None and isinstance(showing.screen, PermissionScreen):
-            showing.screen.set_waiting(self.waiting_permissions)
+            try:
+                showing.screen.set_waiting(self.waiting_permissions)
+            except Exception as error:  # a count not redrawn must not fail the question
+                self.app.log.error(f"could not update the waiting count: {error!r}")

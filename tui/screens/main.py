@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -21,9 +22,11 @@ from ..widgets.status_bar import StatusBar
 from ..widgets.todos import TodoList
 from ..widgets.tool_queue import ToolQueue
 
+MAIN_SCREEN_STYLESHEET = Path(__file__).with_name("main.tcss")
+"""Loaded by the app: this is its default screen, whose own CSS_PATH Textual would skip."""
+
 
 class MainScreen(Screen[None]):
-    CSS_PATH = "main.tcss"
     AUTO_FOCUS = "#prompt"
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:

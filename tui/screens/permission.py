@@ -36,6 +36,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.color import Color, ColorParseError
 from textual.containers import Vertical, VerticalScroll
+from textual.css.query import NoMatches
 from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
@@ -300,7 +301,11 @@ class PermissionScreen(ModalScreen[PermissionChoice]):
         self.waiting = max(waiting, self.position, 1)
         if not self.is_mounted:
             return
-        self.query_one("#title", Static).update(self._title())
+        try:
+            title = self.query_one("#title", Static)
+        except NoMatches:  # mounted but not composed yet: compose reads `waiting`
+            return
+        title.update(self._title())
         self._fill_choices()
         self.refresh_bindings()
 
