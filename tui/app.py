@@ -26,6 +26,7 @@ from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
+from textual.timer import Timer
 
 from core.agent.events import TurnEnded, UserMessage
 from core.events import EngineEvent, ModeChanged
@@ -111,6 +112,10 @@ class ProctorApp(App[int]):
         self.bridge = EventBridge(self, self.deliver)
         self.queued_prompts: deque[str] = deque()
         self._turn_started: float | None = None
+        self._turn_running = False
+        self._quitting = False  # not `_closing`: Textual's message pump owns that name
+        self._activity_timer: Timer | None = None
+        self._session_failed = False
         self.theme_problems = register_themes(self)
         self.theme, problem = resolve_theme_name(self, options.theme)
         if problem:
@@ -153,7 +158,7 @@ class ProctorApp(App[int]):
         from core.agent.model import MissingApiKey
 
         try:
-            self.live = await open_session(
+            live = await open_session(
                 prepared,
                 sink=self.bridge,
                 trusted=trusted,
@@ -163,12 +168,18 @@ class ProctorApp(App[int]):
                 model=self.options.model,
             )
         except MissingApiKey as error:
+            self._session_failed = True
             self.conversation.add_notice(str(error), "error")
             return
         except Exception as error:  # an unwritable data directory, say: say so, stay open
+            self._session_failed = True
             self.log.error(f"the session could not start: {error!r}")
             self.conversation.add_notice(f"The session could not start: {error}", "error")
             return
+        if self._quitting:  # the user quit while the session was being assembled
+            await live.close()
+            return
+        self.live = live
         for note in self.live.notes:
             self.conversation.add_notice(note, "warning")
         self.status_bar.model = self.live.model.model
@@ -183,7 +194,7 @@ class ProctorApp(App[int]):
         if first is None and self.options.play_demo and prepared.scenario and not prepared.resumed:
             first = prepared.scenario.prompt
         if first:
-            self.queued_prompts.append(first)
+            self.queued_prompts.appendleft(first)  # before anything typed while starting
         self._send_next()
 
     def _prepared(self, prepared: PreparedSession) -> None:
@@ -237,19 +248,29 @@ class ProctorApp(App[int]):
 
     async def shutdown(self) -> None:
         """Stop the turn, the shells and the sub-agents; close the transcript."""
-        self._activity_timer.stop()
+        self._quitting = True
+        if self._activity_timer is not None:
+            self._activity_timer.stop()
+        self.workers.cancel_group(self, "session")  # a session still being assembled
         live = self.live
         if live is None:
             return
+        self.notify("Stopping the turn, its commands and sub-agents…")
         live.interrupt()
-        await self.workers.wait_for_complete()
+        # Only the turn: the viewer's searches and the like need not finish first.
+        turns = [worker for worker in self.workers if worker.group == "turn"]
+        if turns:  # (an empty list would mean "every worker" to Textual)
+            await self.workers.wait_for_complete(turns)
         await live.close()
 
     # -- prompts and turns ----------------------------------------------------------------------
 
     def on_prompt_input_prompt_sent(self, message: PromptInput.PromptSent) -> None:
+        if self._session_failed:
+            self.conversation.add_notice("The session did not start, so nothing is sent.", "error")
+            return
         self.queued_prompts.append(message.text)
-        if self.live is None or self.live.loop.running:
+        if self.live is None or self._turn_running:
             self.conversation.add_notice(
                 f"queued, sent after this turn: {message.text[:80]}", "info"
             )
@@ -258,9 +279,12 @@ class ProctorApp(App[int]):
         self._send_next()
 
     def _send_next(self) -> None:
-        if self.live is None or self.live.loop.running or not self.queued_prompts:
+        if self.live is None or self._turn_running or self._quitting or not self.queued_prompts:
             self._show_activity()
             return
+        # Set before the worker starts (the loop says it is running only once it does), so
+        # two prompts handled back to back never start two turns.
+        self._turn_running = True
         self.run_turn(self.queued_prompts.popleft())
 
     @work(group="turn")
@@ -270,8 +294,9 @@ class ProctorApp(App[int]):
         self.bridge(TurnStarted(prompt=prompt))
         self._turn_started = time.monotonic()
         self._set_busy(True)
+        stop_reason = "error"
         try:
-            await live.send(prompt)
+            stop_reason = (await live.send(prompt)).stop_reason
         except Exception as error:  # the loop reports model errors itself; this is a bug
             self.log.error(f"the turn failed: {error!r}")
             self.conversation.add_notice(
@@ -279,8 +304,25 @@ class ProctorApp(App[int]):
             )
         finally:
             self._turn_started = None
+            self._turn_running = False
             self._set_busy(False)
-            self.call_later(self._send_next)
+        if stop_reason == "interrupted":
+            self._hold_queued_prompts()
+        self.call_later(self._send_next)
+
+    def _hold_queued_prompts(self) -> None:
+        """Esc means stop: prompts queued during the turn go back into the input, unsent,
+        rather than starting the agent again at once."""
+        if not self.queued_prompts or self.main_screen is None:
+            return
+        held = [*self.queued_prompts]
+        self.queued_prompts.clear()
+        prompt = self.prompt_input
+        prompt.value = " ".join(filter(None, [prompt.value.strip(), *held]))
+        prompt.cursor_position = len(prompt.value)
+        self.conversation.add_notice(
+            "Interrupted. Your queued prompt is back in the input: enter sends it.", "info"
+        )
 
     def _set_busy(self, busy: bool) -> None:
         if self.main_screen is not None:  # gone when the app is closing
@@ -326,7 +368,9 @@ class ProctorApp(App[int]):
             return  # closing: the widgets may be gone already
         waiting = self._ports.waiting_permissions if self._ports is not None else 0
         parts = []
-        if self.live is None:
+        if self._session_failed:
+            parts.append("the session did not start")
+        elif self.live is None:
             parts.append("starting")
         elif waiting:
             parts.append(f"{waiting} waiting for approval")
@@ -374,8 +418,10 @@ class ProctorApp(App[int]):
         record = self.book.calls.get(message.tool_use_id)
         if record is None:
             return
-        wanted = {p.resolve() for p in (record.persisted, record.spool) if p is not None}
-        entry = next((e for e in self.saved_output_entries() if e.path.resolve() in wanted), None)
+        from .saved_entries import resolved
+
+        wanted = {resolved(record.persisted), resolved(record.spool)} - {None}
+        entry = next((e for e in self.saved_output_entries() if resolved(e.path) in wanted), None)
         if entry is None:
             self.notify(f"{record.tool_name} {record.summary}: no saved output to show.")
             return

@@ -58,6 +58,7 @@ class DialogPorts:
         self.cwd = cwd
         self._queue: deque[_Pending] = deque()
         self._showing: _Pending | None = None
+        self._push_scheduled = False
 
     # -- the ports -----------------------------------------------------------------------------
 
@@ -109,7 +110,20 @@ class DialogPorts:
             return default
 
     def _show_next(self) -> None:
-        if self._showing is not None or not self._queue:
+        """Show the next dialog on the next turn of the message loop, not now: the engine
+        often withdraws several requests in one go (an interrupt), and a dialog pushed
+        between two withdrawals would be closed before it was even built."""
+        if self._showing is None and self._queue and not self._push_scheduled:
+            self._push_scheduled = True
+            self.app.call_later(self._push_next)
+
+    def _push_next(self) -> None:
+        self._push_scheduled = False
+        if self._showing is not None:
+            return
+        while self._queue and self._queue[0].future.done():
+            self._queue.popleft()  # withdrawn meanwhile
+        if not self._queue:
             return
         item = self._showing = self._queue.popleft()
         try:
@@ -120,13 +134,19 @@ class DialogPorts:
             if not item.future.done():
                 item.future.set_exception(error)
             self._show_next()
+        self._update_count()
 
     def _answered(self, item: _Pending, result: Any) -> None:
         if self._showing is item:
             self._showing = None
         from .screens.permission import ApproveAll
 
-        if isinstance(result, ApproveAll):
+        if item.future.done():
+            # The engine stopped waiting while this dialog was covered by another screen:
+            # its answer, "allow all" above all, must not reach requests it never showed.
+            if result is not None:
+                self.app.notify("That call no longer waits for an answer.", severity="warning")
+        elif isinstance(result, ApproveAll):
             result = Approve()
             for other in [i for i in self._queue if i.kind == "permission"]:
                 self._queue.remove(other)
@@ -145,7 +165,7 @@ class DialogPorts:
             screen = item.screen
             # A dialog under another screen (the output viewer) closes when the user
             # comes back to it; its answer is then ignored.
-            if screen is not None and self.app.screen is screen:
+            if screen is not None and self.app.screen is screen and screen.is_mounted:
                 screen.dismiss(None)
             self._show_next()
         self._update_count()

@@ -206,3 +206,36 @@ async def test_an_untrusted_project_with_hooks_asks_first(project: Path):
         await pilot.press("n")
         await until(pilot, lambda: turn_over(app))
         assert app.live is not None and app.live.hooks is not None
+
+
+async def test_two_prompts_sent_back_to_back_run_as_two_turns_in_order(project: Path):
+    from tui.widgets.prompt_input import PromptInput
+
+    app = make_app(project, [[text("First answer.")], [text("Second answer.")]], prompt=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.live is not None)
+        prompt = app.prompt_input
+        prompt.post_message(PromptInput.PromptSent(prompt, "one"))
+        prompt.post_message(PromptInput.PromptSent(prompt, "two"))  # a paste, say
+        await until(pilot, lambda: len(app.book.turns) == 2 and turn_over(app))
+        assert [(t.prompt, t.stop_reason) for t in app.book.turns] == [
+            ("one", "end_turn"),
+            ("two", "end_turn"),
+        ]
+        sent = [m["content"] for m in app.live.loop.messages if m["role"] == "user"]
+        assert "one" in json.dumps(sent[0]) and "two" in json.dumps(sent[-1])
+
+
+async def test_escape_keeps_queued_prompts_in_the_input_instead_of_sending_them(project: Path):
+    app = make_app(project, [[bash("sleep 30")], [text("never")]], allow=["Bash(sleep:*)"])
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: any(r.state == "running" for r in app.book.calls.values()))
+        app.prompt_input.value = "try something else"
+        await pilot.press("enter")
+        await pilot.press("escape")
+        await until(pilot, lambda: turn_over(app))
+        for _ in range(10):
+            await pilot.pause()
+        assert len(app.book.turns) == 1
+        assert app.prompt_input.value == "try something else"
+        assert not app.queued_prompts

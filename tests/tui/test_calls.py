@@ -179,3 +179,17 @@ def test_durations_read_naturally():
         "1m 15s",
         "1h 02m",
     ]
+
+
+def test_a_result_naming_an_impossible_path_does_not_break_the_output_list(tmp_path: Path):
+    from tui.saved_entries import saved_output_entries
+
+    book = CallBook()
+    book.apply(queued("a", "b1", name="Bash"))
+    content = "<persisted-output>\nOutput too large (1 MB). Full output saved to: /tmp/a\x00b\n"
+    book.take_results([{"type": "tool_result", "tool_use_id": "a", "content": content}])
+    saved = tmp_path / "tool-results" / "b.txt"
+    saved.parent.mkdir()
+    saved.write_text("a real saved output\n")
+    (entry,) = saved_output_entries(tmp_path, book)
+    assert entry.path == saved

@@ -85,3 +85,58 @@ async def test_a_request_the_engine_stops_waiting_for_closes_its_dialog(tmp_path
         shown.cancel()  # the turn was interrupted
         await settle(pilot, lambda: not isinstance(app.screen, PermissionScreen))
         assert ports.waiting_permissions == 0
+
+
+async def test_withdrawing_every_waiting_request_at_once_leaves_no_dialog(tmp_path: Path):
+    app = Host()
+    async with app.run_test() as pilot:
+        ports = DialogPorts(app, tmp_path)
+        asks = [asyncio.ensure_future(ports.request_permission(request(n))) for n in range(3)]
+        await settle(pilot, lambda: isinstance(app.screen, PermissionScreen))
+        for ask in asks:  # an interrupt cancels them all in one go
+            ask.cancel()
+        await settle(pilot, lambda: not isinstance(app.screen, PermissionScreen))
+        for _ in range(5):
+            await pilot.pause()
+        assert not isinstance(app.screen, PermissionScreen)
+        assert ports.waiting_permissions == 0
+
+
+async def test_an_answer_to_a_withdrawn_dialog_reaches_no_other_request(tmp_path: Path):
+    from textual.screen import ModalScreen
+
+    app = Host()
+    async with app.run_test() as pilot:
+        ports = DialogPorts(app, tmp_path)
+        first = asyncio.ensure_future(ports.request_permission(request(1)))
+        await settle(pilot, lambda: isinstance(app.screen, PermissionScreen))
+        stale = app.screen
+        await app.push_screen(ModalScreen())  # the palette or the viewer on top of it
+        first.cancel()  # meanwhile the engine stops waiting for it
+        await settle(pilot, lambda: first.done())
+        app.pop_screen()
+        second = asyncio.ensure_future(ports.request_permission(request(2)))
+        await settle(pilot, lambda: getattr(app.screen, "request", None) == request(2))
+        await pilot.press("n", "enter")
+        assert await second == Reject()
+        await settle(pilot, lambda: app.screen is stale)
+        await pilot.press("y")  # the user answers the stale dialog: it only closes
+        await settle(pilot, lambda: app.screen is not stale)
+        assert ports.waiting_permissions == 0
+        third = asyncio.ensure_future(ports.request_permission(request(3)))
+        await settle(pilot, lambda: getattr(app.screen, "request", None) == request(3))
+        await pilot.press("escape")
+        assert await third == Reject()  # and later requests are asked as usual
+
+
+async def test_a_key_typed_as_the_dialog_appears_approves_nothing(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(PermissionScreen, "approve_delay_s", 60.0)
+    app = Host()
+    async with app.run_test() as pilot:
+        ports = DialogPorts(app, tmp_path)
+        ask = asyncio.ensure_future(ports.request_permission(request(1)))
+        await settle(pilot, lambda: isinstance(app.screen, PermissionScreen))
+        await pilot.press("y", "a", "enter")  # the end of a prompt being typed
+        assert not ask.done() and isinstance(app.screen, PermissionScreen)
+        await pilot.press("escape")  # "no" works at once
+        assert await ask == Reject()

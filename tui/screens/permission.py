@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -154,10 +155,15 @@ class PermissionScreen(ModalScreen[PermissionChoice]):
         Binding("escape", "escape", "No"),
     ]
 
+    approve_delay_s: ClassVar[float] = 0.5
+    """Approvals are refused this long after the dialog appears: the person may still be
+    typing a prompt (an "a" or an enter) when it pops up. No and esc work at once."""
+
     def __init__(
         self, request: PermissionRequest, *, cwd: Path, position: int = 1, waiting: int = 1
     ) -> None:
         super().__init__()
+        self._shown_at = time.monotonic()
         self.request = request
         self.cwd = cwd
         self.position = position
@@ -180,6 +186,7 @@ class PermissionScreen(ModalScreen[PermissionChoice]):
             yield Input(placeholder="tell the agent what to do instead", id="feedback")
 
     def on_mount(self) -> None:
+        self._shown_at = time.monotonic()
         self.query_one("#feedback", Input).cursor_blink = not self.app.is_headless
         self._fill_choices()
         self.query_one("#choices", OptionList).focus()
@@ -321,6 +328,10 @@ class PermissionScreen(ModalScreen[PermissionChoice]):
         return True
 
     def action_choose(self, choice: str) -> None:
+        if choice != "reject" and time.monotonic() < self._shown_at + self.approve_delay_s:
+            # Keys typed for the prompt as the dialog appeared must not approve anything.
+            self.app.bell()
+            return
         if choice == "once":
             self.dismiss(Approve("once"))
         elif choice == "always" and self.rule is not None:

@@ -10,6 +10,7 @@ feedback in place (an `Input` that appears under the choices) rather than a seco
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import ClassVar
 
@@ -43,8 +44,12 @@ class PlanScreen(ModalScreen[PlanAnswer]):
         Binding("escape", "escape", "Keep planning"),
     ]
 
+    approve_delay_s: ClassVar[float] = 0.5
+    """Approvals are refused this long after the dialog appears (see PermissionScreen)."""
+
     def __init__(self, request: PlanRequest) -> None:
         super().__init__()
+        self._shown_at = time.monotonic()
         self.request = request
 
     def compose(self) -> ComposeResult:
@@ -69,10 +74,15 @@ class PlanScreen(ModalScreen[PlanAnswer]):
             yield Input(placeholder="what should the plan change?", id="feedback")
 
     def on_mount(self) -> None:
+        self._shown_at = time.monotonic()
         self.query_one("#feedback", Input).cursor_blink = not self.app.is_headless
         self.query_one("#choices", OptionList).focus()
 
     def action_choose(self, choice: str) -> None:
+        if choice != "keep" and time.monotonic() < self._shown_at + self.approve_delay_s:
+            # Keys typed for the prompt as the dialog appeared must not approve the plan.
+            self.app.bell()
+            return
         if choice == "accept":
             self.dismiss(PlanApproved("acceptEdits"))
         elif choice == "default":
