@@ -340,11 +340,14 @@ class ProctorApp(App[int]):
                 self.book.begin_turn(event.prompt, event.at)
                 self.conversation.add_prompt(event.prompt)
                 continue
-            self.book.apply(event)
-            if isinstance(event, UserMessage):
-                self.book.take_results(event.content)
-            elif isinstance(event, TurnEnded):
-                self.book.end_turn(event.stop_reason, event.at)
+            try:
+                self.book.apply(event)
+                if isinstance(event, UserMessage):
+                    self.book.take_results(event.content)
+                elif isinstance(event, TurnEnded):
+                    self.book.end_turn(event.stop_reason, event.at)
+            except Exception as error:  # one odd event must not cost the rest of the frame
+                self.log.error(f"could not take in {event!r}: {error!r}")
             segment.append(event)
         self._draw(segment)
 

@@ -63,8 +63,14 @@ def absolute(path: str | Path, cwd: Path) -> Path:
 
 
 def resolved(path: Path) -> Path:
-    """Symlinks followed; for a path that does not exist, its nearest existing parent's."""
-    return Path(os.path.realpath(path))
+    """Symlinks followed; for a path that does not exist, its nearest existing parent's.
+
+    A path no file can have (a NUL byte in it) is returned as given: nothing can be opened
+    there, so there is nothing for a symlink to hide."""
+    try:
+        return Path(os.path.realpath(path))
+    except ValueError:
+        return path
 
 
 def both_forms(path: str | Path, cwd: Path) -> tuple[Path, Path]:

@@ -132,3 +132,10 @@ def test_patterns_use_gitignore_wildcards(project: Path):
     assert covers("*.key", "deny", "deep/down/id.key", project)
     assert not covers("*.key", "deny", "deep/down/id.keys", project)
     assert covers("**/*.py", "allow", "src/main.py", project)
+
+
+def test_a_path_with_a_nul_byte_is_taken_as_given_not_a_crash(tmp_path: Path):
+    from core.permissions.paths import resolved
+
+    odd = tmp_path / "a\x00b"
+    assert resolved(odd) == odd
