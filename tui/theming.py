@@ -90,8 +90,12 @@ def user_themes_dir() -> Path:
 # --- one file ---------------------------------------------------------------------------------
 
 
-def load_theme_file(path: Path) -> Theme:
-    """Read and check one theme file; raise `ThemeError` naming the first thing wrong."""
+def load_theme_file(path: Path, *, derive: bool = True) -> Theme:
+    """Read and check one theme file; raise `ThemeError` naming the first thing wrong.
+
+    `derive=False` skips deriving Textual's whole colour system from it, the costliest
+    check; the app does so for its own themes, which the tests derive instead, since it
+    would otherwise be paid on every start before the first frame."""
     try:
         text = path.read_bytes().decode("utf-8")
     except OSError as exc:
@@ -103,10 +107,10 @@ def load_theme_file(path: Path) -> Theme:
     except tomllib.TOMLDecodeError as exc:
         # The message carries "(at line L, column C)".
         raise ThemeError(path, f"is not valid TOML: {exc}") from exc
-    return _theme_from_data(path, data)
+    return _theme_from_data(path, data, derive=derive)
 
 
-def _theme_from_data(path: Path, data: dict[str, Any]) -> Theme:
+def _theme_from_data(path: Path, data: dict[str, Any], *, derive: bool = True) -> Theme:
     for key in data:
         if key not in KNOWN_KEYS:
             raise ThemeError(path, f"unknown key {key!r}{_did_you_mean(key, KNOWN_KEYS)}")
@@ -137,6 +141,8 @@ def _theme_from_data(path: Path, data: dict[str, Any]) -> Theme:
             fields[key] = float(value)
     fields["variables"] = _variables(path, data.get("variables", {}))
     theme = Theme(**fields)
+    if not derive:
+        return theme
     try:
         # The same derivation Textual does on every refresh: if it fails here it would fail
         # there, later and fatally.
@@ -228,7 +234,7 @@ def load_themes(user_dir: Path | None = None) -> tuple[list[Theme], list[str]]:
     problems: list[str] = []
     themes: dict[str, Theme] = {}
     for path in THEME_FILES:
-        _load_into(themes, path, problems)
+        _load_into(themes, path, problems, derive=False)
     user_files, listing_problem = _user_theme_files(
         user_dir if user_dir is not None else user_themes_dir()
     )
@@ -247,9 +253,11 @@ def _load_into(
     path: Path,
     problems: list[str],
     claimed: dict[str, Path] | None = None,
+    *,
+    derive: bool = True,
 ) -> Theme | None:
     try:
-        theme = load_theme_file(path)
+        theme = load_theme_file(path, derive=derive)
     except ThemeError as exc:
         problems.append(f"Skipped theme {exc.path}: {exc.reason}")
         return None

@@ -291,3 +291,13 @@ def test_state_colours_read_on_the_backgrounds(name: str) -> None:
     for key in STATE_COLOURS:
         for backdrop in (theme.background, theme.surface):
             assert contrast(theme.variables[key], backdrop) >= 3, (key, backdrop)
+
+
+def test_textual_can_derive_its_colours_from_every_built_in_theme():
+    """The app skips this check at start-up for its own themes; here it is made."""
+    from themes import THEME_FILES
+    from tui.theming import load_theme_file
+
+    for path in THEME_FILES:
+        theme = load_theme_file(path, derive=True)
+        assert theme.to_color_system().generate()
