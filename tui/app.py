@@ -15,6 +15,7 @@ imports only what drawing needs; engine modules are imported where they are used
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections import deque
 from collections.abc import Iterable, Sequence
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.timer import Timer
 
@@ -313,7 +315,7 @@ class ProctorApp(App[int]):
     def _hold_queued_prompts(self) -> None:
         """Esc means stop: prompts queued during the turn go back into the input, unsent,
         rather than starting the agent again at once."""
-        if not self.queued_prompts or self.main_screen is None:
+        if not self.queued_prompts or self._quitting:
             return
         held = [*self.queued_prompts]
         self.queued_prompts.clear()
@@ -325,8 +327,9 @@ class ProctorApp(App[int]):
         )
 
     def _set_busy(self, busy: bool) -> None:
-        if self.main_screen is not None:  # gone when the app is closing
-            self.prompt_input.busy = busy
+        screen = self.main_screen
+        for prompt in screen.query(PromptInput) if screen is not None else ():
+            prompt.busy = busy  # (none while the app is closing)
 
     # -- events ---------------------------------------------------------------------------------
 
@@ -338,7 +341,8 @@ class ProctorApp(App[int]):
                 self._draw(segment)
                 segment = []
                 self.book.begin_turn(event.prompt, event.at)
-                self.conversation.add_prompt(event.prompt)
+                with contextlib.suppress(NoMatches):  # (no conversation while closing)
+                    self.conversation.add_prompt(event.prompt)
                 continue
             try:
                 self.book.apply(event)
@@ -357,7 +361,11 @@ class ProctorApp(App[int]):
         screen = self.main_screen
         if screen is None:
             return
-        for widget in (self.conversation, self.tool_queue, self.todo_list, self.status_bar):
+        try:
+            widgets = (self.conversation, self.tool_queue, self.todo_list, self.status_bar)
+        except NoMatches:  # the screen is being built or torn down
+            return
+        for widget in widgets:
             try:
                 widget.apply(events, self.book)
             except Exception as error:  # one broken widget must not take the others down
@@ -384,7 +392,8 @@ class ProctorApp(App[int]):
         if self.queued_prompts:
             count = len(self.queued_prompts)
             parts.append(f"{count} prompt{'s' if count > 1 else ''} queued")
-        self.status_bar.activity = " · ".join(parts)
+        for bar in screen.query(StatusBar):  # none while the screen is built or torn down
+            bar.activity = " · ".join(parts)
 
     # -- keys -----------------------------------------------------------------------------------
 
