@@ -133,6 +133,9 @@ async def run_headless(options: HeadlessOptions, out: TextIO = sys.stdout) -> in
     except SessionNotFound as error:
         print(f"proctor: {error}", file=sys.stderr)
         return 2
+    except OSError as error:  # the data directory cannot be written, say
+        print(f"proctor: the session cannot be set up: {error}", file=sys.stderr)
+        return 2
     prompt = options.prompt or (prepared.scenario.prompt if prepared.scenario else None)
     if not prompt:
         print("proctor: give a prompt with -p", file=sys.stderr)
@@ -148,6 +151,9 @@ async def run_headless(options: HeadlessOptions, out: TextIO = sys.stdout) -> in
     except MissingApiKey as error:
         print(f"proctor: {error}", file=sys.stderr)
         return 1
+    except OSError as error:
+        print(f"proctor: the session cannot be set up: {error}", file=sys.stderr)
+        return 2
     for note in live.notes:
         print(f"proctor: {note}", file=sys.stderr)
     if options.output_format == "stream-json":

@@ -106,3 +106,14 @@ async def test_continue_carries_on_the_latest_session_with_its_conversation(tmp_
     assert "Second answer." in second[-1]["result"]
     status, _ = await headless(scenario=str(scenario), prompt="x", cwd=tmp_path, resume="nope")
     assert status == 2
+
+
+async def test_an_unwritable_data_directory_is_a_clear_error_not_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+):
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("a file where the data directory should be")
+    monkeypatch.setenv("PROCTOR_DATA_DIR", str(blocker))
+    status, records = await headless(scenario="quick", output_format="text")
+    assert status == 2 and records == []
+    assert "the session cannot be set up" in capsys.readouterr().err
