@@ -278,26 +278,17 @@ def run_sessions(args: argparse.Namespace) -> int:
 
 def run_print(args: argparse.Namespace) -> int:
     import asyncio
+    from dataclasses import asdict
 
     from core.agent.headless import HeadlessOptions, run_headless
     from core.agent.scenario import ScenarioError
 
+    # A headless run is the same session, plus what only headless runs have.
     options = HeadlessOptions(
         prompt=args.prompt,
-        cwd=Path.cwd(),
         output_format=args.output_format,
-        demo=args.demo,
-        scenario=args.scenario,
-        model=args.model,
-        mode=args.permission_mode,
-        allow_bypass=args.allow_bypass,
-        allow=tuple(args.allow),
-        deny=tuple(args.deny),
-        ask=tuple(args.ask),
-        max_turns=args.max_turns,
         trust=args.trust,
-        resume=args.resume,
-        continue_latest=args.continue_latest,
+        **asdict(session_options(args)),
     )
     try:
         return asyncio.run(run_headless(options))

@@ -13,7 +13,7 @@ import json
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
@@ -52,21 +52,8 @@ class HeadlessOptions:
     """Carry on the project's most recently active session."""
 
     def session_options(self) -> SessionOptions:
-        return SessionOptions(
-            cwd=self.cwd,
-            demo=self.demo,
-            scenario=self.scenario,
-            model=self.model,
-            mode=self.mode,
-            allow_bypass=self.allow_bypass,
-            allow=self.allow,
-            deny=self.deny,
-            ask=self.ask,
-            max_turns=self.max_turns,
-            demo_speed=self.demo_speed,
-            resume=self.resume,
-            continue_latest=self.continue_latest,
-        )
+        """The options every front end shares (this class has them all, by the same names)."""
+        return SessionOptions(**{f.name: getattr(self, f.name) for f in fields(SessionOptions)})
 
 
 @dataclass
