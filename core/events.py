@@ -64,6 +64,16 @@ class ToolStarted(ToolEvent):
 
 
 @dataclass(slots=True, kw_only=True)
+class ToolSandboxed(ToolEvent):
+    """How a command is about to run: in which sandbox, or outside it, and why. Emitted
+    just before a sandboxable tool (Bash) starts its work, with the policy it will get."""
+
+    kind: ClassVar[str] = "sandbox"
+    policy: Literal["read-only", "workspace", "none"]
+    why: str
+
+
+@dataclass(slots=True, kw_only=True)
 class ToolProgress(ToolEvent):
     kind: ClassVar[str] = "progress"
     data: Any
@@ -104,6 +114,8 @@ class ToolCompleted(ToolEvent):
     is_error: bool
     failed_stage: Stage | None = None
     """For an error: the lifecycle stage that produced it (`call` when the tool itself failed)."""
+    sandbox: Literal["read-only", "workspace", "none"] | None = None
+    """For a command: the sandbox it ran in ("none": outside); None for other tools."""
 
 
 @dataclass(slots=True, kw_only=True)

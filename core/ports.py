@@ -28,6 +28,8 @@ class PermissionRequest:
     suggestions: tuple[str, ...] = ()
     agent_label: str | None = None
     """For a sub-agent's call: which sub-agent asks."""
+    sandbox: str | None = None
+    """For a command: how it will run if approved, in words ("outside the sandbox")."""
 
 
 @dataclass(frozen=True, slots=True)

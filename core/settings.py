@@ -46,6 +46,13 @@ from .hooks import HOOK_EVENTS, HookEvent
 from .permissions.context import PERMISSION_MODES, PermissionMode, PermissionRule, RuleBehavior
 from .permissions.modes import parse_cycle
 from .permissions.rules import RuleSyntaxError, parse_rule
+from .sandbox.config import (
+    FILESYSTEM_KEYS,
+    LIST_KEYS,
+    SCALAR_KEYS,
+    UNSUPPORTED_KEYS,
+    SandboxLayer,
+)
 
 SettingsSource = Literal[
     "cli", "flag-settings", "local", "project", "claude-local", "claude-project", "user"
@@ -121,6 +128,9 @@ class Settings:
     """`permissions.modeCycle`: the modes the mode key steps through, if not the usual."""
     model: str | None = None
     """`model`: the model to use unless `--model` says otherwise."""
+    sandbox_layers: tuple[SandboxLayer, ...] = ()
+    """Each file's `sandbox` section, highest source first (merged once trust is known:
+    `core.sandbox.config.merge`)."""
 
     @property
     def has_project_hooks_or_settings(self) -> bool:
@@ -159,6 +169,7 @@ class _Layer:
     hooks: list[HookEntry] = field(default_factory=list)
     mcp_servers: dict[str, Any] = field(default_factory=dict)
     read_claude: bool | None = None
+    sandbox: dict[str, Any] = field(default_factory=dict)
 
 
 class _FileParser:
@@ -199,6 +210,8 @@ class _FileParser:
                 self.layer.mcp_servers = servers
             else:
                 self.problem(("mcpServers",), f"must be an object, not {_kind(servers)}")
+        if "sandbox" in data:
+            self.sandbox(data["sandbox"])
         if "readClaudeSettings" in data:
             value = data["readClaudeSettings"]
             if isinstance(value, bool):
@@ -247,6 +260,42 @@ class _FileParser:
                     self.problem((*at, index), f"cannot be resolved ({error}); ignored")
                 else:
                     self.layer.directories.append(directory)
+
+    def sandbox(self, section: Any) -> None:
+        if not isinstance(section, dict):
+            self.problem(("sandbox",), f"must be an object, not {_kind(section)}; ignored")
+            return
+        values = self.layer.sandbox
+        for key, value in section.items():
+            at: JsonPath = ("sandbox", key)
+            if key in SCALAR_KEYS:
+                if isinstance(value, bool):
+                    values[SCALAR_KEYS[key]] = value
+                else:
+                    self.problem(at, f"must be true or false, not {_kind(value)}; ignored")
+            elif key in LIST_KEYS:
+                values[LIST_KEYS[key]] = [text for _, text in self.strings(at, value, "strings")]
+            elif key == "filesystem":
+                self.sandbox_filesystem(value)
+            elif key in UNSUPPORTED_KEYS:
+                self.problem(at, f"is not supported ({UNSUPPORTED_KEYS[key]}); ignored")
+            else:
+                known = ", ".join([*SCALAR_KEYS, *LIST_KEYS, "filesystem"])
+                self.problem(at, f"is not a sandbox setting (known: {known}); ignored")
+
+    def sandbox_filesystem(self, section: Any) -> None:
+        if not isinstance(section, dict):
+            at: JsonPath = ("sandbox", "filesystem")
+            self.problem(at, f"must be an object, not {_kind(section)}; ignored")
+            return
+        for key, value in section.items():
+            at = ("sandbox", "filesystem", key)
+            if key in FILESYSTEM_KEYS:
+                paths = [text for _, text in self.strings(at, value, "paths") if text.strip()]
+                self.layer.sandbox[FILESYSTEM_KEYS[key]] = paths
+            else:
+                known = ", ".join(FILESYSTEM_KEYS)
+                self.problem(at, f"is not a filesystem setting (known: {known}); ignored")
 
     def strings(self, at: JsonPath, value: Any, what: str) -> list[tuple[int, str]]:
         """The string elements of a list, each bad element (or a non-list) reported."""
@@ -442,6 +491,11 @@ def _merge(layers: list[_Layer], problems: list[SettingsProblem]) -> Settings:
         default_mode_source=mode_layer.source if mode_layer else None,
         mode_cycle=next((lay.mode_cycle for lay in layers if lay.mode_cycle), None),
         model=next((lay.model for lay in layers if lay.model), None),
+        sandbox_layers=tuple(
+            SandboxLayer(layer.source, MappingProxyType(layer.sandbox))
+            for layer in layers
+            if layer.sandbox
+        ),
         additional_directories=tuple(directories),
         directory_sources=tuple(directories.values()),
         hooks=tuple(entry for layer in layers for entry in layer.hooks),

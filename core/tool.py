@@ -28,11 +28,13 @@ from .app_state import AppState, AppStateStore, Updater
 from .file_state import ReadFileState
 from .permissions.context import ToolPermissionContext
 from .permissions.targets import RuleTarget
+from .sandbox.policy import SandboxPolicy
 
 if TYPE_CHECKING:
     from .events import EventSink
     from .ports import UserPort
     from .registry import ToolPool
+    from .sandbox.session import SessionSandbox
 
 DEFAULT_MAX_RESULT_SIZE_CHARS = 50_000
 """The global ceiling: no tool result above this size goes to the model inline."""
@@ -108,6 +110,8 @@ class ToolOptions:
     user_port: UserPort | None = None
     """Where questions and plans go to a person; None when nobody can answer (headless)."""
     events: EventSink | None = None
+    sandbox: SessionSandbox | None = None
+    """The session's kernel sandbox: builds the fence a sandboxed command runs in."""
     """For tools whose effect the front end shows beyond the call itself (todos, mode)."""
 
 
@@ -128,6 +132,9 @@ class ToolContext:
     tool_use_id: str = ""
     agent_id: str | None = None
     """Set inside a sub-agent: the parent's tool_use_id for its Task call."""
+    sandbox: SandboxPolicy | None = None
+    """The sandbox policy the decision chose for this call (sandboxable tools only). The
+    executor sets it from the decision; None only for calls made outside the executor."""
 
     @property
     def permission_context(self) -> ToolPermissionContext:
@@ -203,6 +210,9 @@ class Tool(Generic[InputT]):
     is_mcp: bool = False
     cancels_siblings_on_error: bool = False
     """A failing call cancels the other such calls of its turn (shell commands chain)."""
+    sandboxable: bool = False
+    """Runs commands the kernel sandbox can fence (Bash): the decision chain then chooses a
+    sandbox policy, and `ToolContext.sandbox` carries it into `call`."""
 
     def prompt(self, options: ToolOptions) -> str:
         """The description the model reads: `instructions`, else the one-line description.

@@ -14,6 +14,7 @@ with the front end's sink and ports. `close()` stops everything the session star
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +33,9 @@ from ..permissions.setup import permission_context_from
 from ..ports import PermissionPort, UserPort
 from ..registry import assemble_tool_pool
 from ..results import ResultStore
-from ..settings import Settings, load_settings
+from ..sandbox import config as sandbox_config
+from ..sandbox.session import SessionSandbox
+from ..settings import PROJECT_SOURCES, HookEntry, Settings, load_settings
 from ..tool import ToolContext, ToolOptions
 from ..tools.task import AGENTS, AgentRuntime, register_runtime, unregister_runtime
 from ..trust import is_trusted
@@ -114,6 +117,7 @@ class LiveSession:
     hooks: CommandHookRunner | None
     mode_cycle: tuple[PermissionMode, ...]
     notes: list[str]
+    sandbox: SessionSandbox
     _closed: bool = False
 
     @property
@@ -169,6 +173,7 @@ class LiveSession:
             await AGENTS.close(self.store)
             unregister_runtime(self.store)
             await SHELLS.close_all()
+            await self.sandbox.close()
         finally:
             self.audit.close()
             self.transcript.append(end_record(reason))
@@ -217,9 +222,19 @@ async def open_session(
         else None
     )
     audit = AuditLog(session.audit_path)
+    sandbox_settings, sandbox_notes = sandbox_config.merge(
+        settings.sandbox_layers, trusted=trusted, project_sources=PROJECT_SOURCES
+    )
+    sandbox = SessionSandbox(
+        sandbox_settings,
+        project=prepared.cwd,
+        session_dir=session.directory,
+        protected_files=hook_files(settings.hooks, prepared.cwd),
+    )
+    sandbox.start_probe()  # on a thread; the first command's decision waits for it
     services = ExecutorServices(
         sink=sink,
-        permissions=DecisionChain(audit=audit, remember=remember),
+        permissions=DecisionChain(audit=audit, remember=remember, sandbox=sandbox),
         hooks=hooks,
         permission_port=permission_port,
         results=ResultStore(session.directory),
@@ -233,9 +248,10 @@ async def open_session(
             session_dir=session.directory,
             user_port=user_port,
             events=sink,
+            sandbox=sandbox,
         ),
     )
-    notes = list(set_aside)
+    notes = [*set_aside, *sandbox_notes]
     started_context = ""
     if hooks is not None:
         began = await hooks.run_event(
@@ -269,7 +285,30 @@ async def open_session(
         hooks=hooks,
         mode_cycle=settings.mode_cycle or DEFAULT_CYCLE,
         notes=notes,
+        sandbox=sandbox,
     )
+
+
+def hook_files(entries: tuple[HookEntry, ...], cwd: Path) -> tuple[Path, ...]:
+    """The programs hooks run, when they are files: a sandboxed command must never be able
+    to rewrite what will later run outside the sandbox."""
+    import shlex
+
+    found: list[Path] = []
+    for entry in entries:
+        for hook in entry.hooks:
+            text = hook.command
+            for name in ("CLAUDE_PROJECT_DIR", "PROCTOR_PROJECT_DIR"):
+                text = text.replace("${" + name + "}", str(cwd)).replace("$" + name, str(cwd))
+            try:
+                words = shlex.split(text)
+            except ValueError:
+                continue
+            for word in words[:2]:  # `./check.sh`, or `python3 .proctor/hooks/check.py`
+                path = (cwd / os.path.expanduser(word)).resolve()
+                if ("/" in word or path.exists()) and path.is_file():
+                    found.append(path)
+    return tuple(dict.fromkeys(found))
 
 
 def _model_for(prepared: PreparedSession) -> ModelClient:

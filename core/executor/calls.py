@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from pydantic import ValidationError
 
+from ..sandbox.policy import SandboxKind
 from ..tool import ContextModifier, ToolResultBlock
 
 if TYPE_CHECKING:
@@ -53,6 +54,8 @@ class ToolCallOutcome:
     persisted: PersistedResult | None = None
     data: Any = None
     """The tool's own result (`ToolResult.data`), for front ends: an edit's diff, say."""
+    sandbox: SandboxKind | None = None
+    """For a command that ran: the sandbox it ran in ("none": outside)."""
 
     @property
     def tool_use_id(self) -> str:

@@ -31,9 +31,16 @@ from typing import Any, Literal, Protocol
 
 from pydantic import ValidationError
 
-from ..events import PermissionAnswered, PermissionAsked, ResultPersisted, ToolNotice, ToolProgress
+from ..events import (
+    PermissionAnswered,
+    PermissionAsked,
+    ResultPersisted,
+    ToolNotice,
+    ToolProgress,
+    ToolSandboxed,
+)
 from ..hooks import NO_POST_OUTCOME, NO_PRE_OUTCOME, HookCall, PostToolUseOutcome, PreToolUseOutcome
-from ..permissions.decision import Ask, DecidedBy, Deny
+from ..permissions.decision import Allow, Ask, DecidedBy, Deny
 from ..ports import Approve, PermissionRequest, Reject
 from ..registry import AnyTool
 from ..results import (
@@ -45,6 +52,7 @@ from ..results import (
     persist_result,
     persistence_threshold,
 )
+from ..sandbox.policy import SandboxPolicy, Unsandboxed
 from ..tool import ToolContext, ToolResult, ToolResultBlock
 from .calls import Classified, Stage, ToolCall, ToolCallOutcome, error_outcome
 from .services import ExecutorServices
@@ -179,7 +187,16 @@ class _CallRun:
             hook_call = HookCall(tool.name, _as_mapping(pre.updated_input), call.id)
 
         self.stage = "permission"
-        parsed = await self.permit(tool, parsed, pre)
+        parsed, policy = await self.permit(tool, parsed, pre)
+        sandbox = None
+        if tool.sandboxable:
+            # The policy decided (and shown) is the policy applied: it rides on the context.
+            policy = policy or Unsandboxed("no sandbox policy was decided")
+            context = self.context = context.replace(sandbox=policy)
+            sandbox = policy.kind
+            self.services.emit(
+                ToolSandboxed(policy=policy.kind, why=policy.why, **self.event_fields())
+            )
 
         self.stage = "call"
         self.state.entered_call = True
@@ -188,6 +205,7 @@ class _CallRun:
         except Exception as error:
             message = f"{tool.name} failed: {_described(error)}"
             outcome = error_outcome(call, "call", message)
+            outcome.sandbox = sandbox
             if hook_call is None:
                 return outcome
             return _with_hooks(outcome, pre, await self.post_hooks(hook_call, None, message))
@@ -217,6 +235,7 @@ class _CallRun:
             context_modifier=result.context_modifier,
             persisted=persisted,
             data=result.data,
+            sandbox=sandbox,
         )
         return outcome if hook_call is None else _with_hooks(outcome, pre, post)
 
@@ -272,8 +291,11 @@ class _CallRun:
             self.notice("info", message)
         return pre
 
-    async def permit(self, tool: AnyTool, parsed: Any, pre: PreToolUseOutcome) -> Any:
-        """The input to run with, once allowed; raises `_Stop` when it is not."""
+    async def permit(
+        self, tool: AnyTool, parsed: Any, pre: PreToolUseOutcome
+    ) -> tuple[Any, SandboxPolicy | None]:
+        """The input to run with, once allowed, and the sandbox policy decided with it;
+        raises `_Stop` when it is not allowed."""
         services = self.services
         try:
             decision = await services.permissions.decide(tool, parsed, self.context, pre)
@@ -295,8 +317,9 @@ class _CallRun:
         if decision.updated_input is not None:
             parsed = self.reparse(tool, decision.updated_input, "")
         if isinstance(decision, Ask):
-            return await self.ask_user(tool, parsed, decision)
-        return parsed
+            return await self.ask_user(tool, parsed, decision), decision.sandbox
+        assert isinstance(decision, Allow)
+        return parsed, decision.sandbox
 
     async def ask_user(self, tool: AnyTool, parsed: Any, decision: Ask) -> Any:
         services = self.services
@@ -310,6 +333,7 @@ class _CallRun:
             decided_by=decision.decided_by,
             suggestions=decision.suggestions,
             agent_label=services.agent_label,
+            sandbox=decision.sandbox.describe() if decision.sandbox is not None else None,
         )
         services.emit(PermissionAsked(request=request, **self.event_fields()))
         try:

@@ -327,6 +327,7 @@ class StreamingToolExecutor:
                     duration_s=time.monotonic() - tracked.started_at,
                     is_error=outcome.is_error,
                     failed_stage=outcome.failed_stage,
+                    sandbox=outcome.sandbox,
                     **self._event_fields(tracked),
                 )
             )

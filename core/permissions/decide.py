@@ -23,7 +23,7 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..bash import BashAnalysis, SimpleCommand, analyze, touched_paths, unwrap
 from ..bash.readonly import command_problem
@@ -36,6 +36,7 @@ from .decision import Allow, Ask, DecidedBy, Deny, PermissionDecision
 from .match import bash_allowed_by, bash_rule_hits, specifier_applies, target_matches
 from .paths import absolute, inside_working_dirs, is_critical, protected_part
 from .rules import parse_rule, rule_names_tool
+from .sandboxing import SandboxView, choose_sandbox
 from .targets import (
     CommandTarget,
     DomainTarget,
@@ -60,6 +61,12 @@ _ACCEPT_EDITS = DecidedBy("mode", "accept edits mode (inside the working directo
 _DONT_ASK = DecidedBy("mode", "don't ask mode")
 
 RememberRule = Callable[[str], Path]
+
+
+class SandboxSource(Protocol):
+    """The session's sandbox as the chain sees it (`core.sandbox.session.SessionSandbox`)."""
+
+    async def view(self) -> SandboxView: ...
 
 
 @dataclass(slots=True)
@@ -92,18 +99,25 @@ class Call:
 
 class DecisionChain:
     def __init__(
-        self, *, audit: AuditLog | None = None, remember: RememberRule | None = None
+        self,
+        *,
+        audit: AuditLog | None = None,
+        remember: RememberRule | None = None,
+        sandbox: SandboxSource | None = None,
     ) -> None:
-        """`remember` keeps an "always allow" rule (writes it to the local settings file)."""
+        """`remember` keeps an "always allow" rule (writes it to the local settings file);
+        `sandbox` says what the session's sandbox can do (None: there is none)."""
         self.audit = audit
         self.remember = remember
+        self.sandbox = sandbox
 
     async def decide(
         self, tool: Tool[Any], input: Any, context: ToolContext, hook: PreToolUseOutcome
     ) -> PermissionDecision:
         call = prepare(tool, input, context.cwd, context.permission_context)
         own = await tool.check_permissions(input, context)
-        decision = evaluate(call, hook, own)
+        view = await self.sandbox.view() if self.sandbox is not None and tool.sandboxable else None
+        decision = evaluate(call, hook, own, view)
         if self.audit is not None:
             self.audit.decision(context.tool_use_id, tool.name, input, decision, call.permissions)
         return decision
@@ -134,9 +148,17 @@ def prepare(tool: Tool[Any], input: Any, cwd: Path, permissions: ToolPermissionC
 
 
 def evaluate(
-    call: Call, hook: PreToolUseOutcome, own: PermissionResult = PASSTHROUGH
+    call: Call,
+    hook: PreToolUseOutcome,
+    own: PermissionResult = PASSTHROUGH,
+    sandbox: SandboxView | None = None,
 ) -> PermissionDecision:
-    """The whole chain for one prepared call (the tool's own check already awaited)."""
+    """The whole chain for one prepared call (the tool's own check already awaited), with
+    the sandbox policy a command runs under."""
+    return choose_sandbox(call, _evaluate(call, hook, own), sandbox)
+
+
+def _evaluate(call: Call, hook: PreToolUseOutcome, own: PermissionResult) -> PermissionDecision:
     name, mode = call.name, call.permissions.mode
     if hook.permission == "deny":
         return Deny(_by_hook(hook), hook.reason or f"A PreToolUse hook blocked {name}.")

@@ -14,12 +14,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from ..sandbox.policy import SandboxPolicy
+
 if TYPE_CHECKING:
     from ..hooks import PreToolUseOutcome
     from ..ports import PermissionAnswer, PermissionRequest
     from ..tool import Tool, ToolContext
 
-DeciderKind = Literal["rule", "hook", "mode", "tool", "user", "analysis", "default"]
+DeciderKind = Literal["rule", "hook", "mode", "tool", "user", "analysis", "sandbox", "default"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +35,8 @@ class DecidedBy:
 class Allow:
     decided_by: DecidedBy
     updated_input: Mapping[str, Any] | None = None
+    sandbox: SandboxPolicy | None = None
+    """How a command runs (core/permissions/sandboxing.py); None for tools that run none."""
     behavior: Literal["allow"] = "allow"
 
 
@@ -44,6 +48,8 @@ class Ask:
     suggestions: tuple[str, ...] = ()
     """Rules that would allow this call, offered as "don't ask again"."""
     updated_input: Mapping[str, Any] | None = None
+    sandbox: SandboxPolicy | None = None
+    """How the command will run if the user says yes."""
     behavior: Literal["ask"] = "ask"
 
 

@@ -120,11 +120,13 @@ class PathPattern:
 
     roots: tuple[Path, ...]
     spec: pathspec.PathSpec[Any]
+    text: str = ""
+    """The gitignore-style pattern, as matched below the roots (`/secrets/**`)."""
 
     @classmethod
     def anchored(cls, root: Path, pattern: str) -> PathPattern:
         real = resolved(root)
-        return cls((root,) if real == root else (root, real), _spec(pattern))
+        return cls((root,) if real == root else (root, real), _spec(pattern), pattern)
 
     def matches(self, path: Path) -> bool:
         if not self.roots:
@@ -161,7 +163,8 @@ def compile_pattern(
     if behavior == "allow":
         return PathPattern.anchored(cwd, "/" + relative)
     # Deny and ask: wherever it is. A leading **/ makes even `src/**` float to any depth.
-    return PathPattern((), _spec(relative if relative.startswith("**/") else "**/" + relative))
+    floating = relative if relative.startswith("**/") else "**/" + relative
+    return PathPattern((), _spec(floating), floating)
 
 
 @lru_cache(maxsize=1024)

@@ -13,6 +13,12 @@ persistence leaves it alone.
 
 A non-zero exit, a timeout and an interrupt are all errors: Bash declares
 `cancels_siblings_on_error`, so a failing command stops the other commands of its turn.
+
+Bash is `sandboxable`: the decision chain picks a sandbox policy for each call and the
+executor puts it on the context (`context.sandbox`). A read-only or workspace policy runs the
+command inside the session's kernel fence (core/sandbox/); if that fence cannot be built,
+the command does not run at all. A result the sandbox probably stopped says so, and how to
+ask to run outside it (`dangerously_disable_sandbox`, which always asks the user).
 """
 
 from __future__ import annotations
@@ -26,6 +32,8 @@ from pydantic import Field
 from ..bash import analyze
 from ..permissions.targets import CommandTarget, RuleTarget
 from ..results import PREVIEW_BUDGET_BYTES, ResultStore, format_size, preview
+from ..sandbox.blocked import explain
+from ..sandbox.policy import ReadOnly, SandboxKind, SandboxPolicy, Workspace
 from ..tool import (
     Progress,
     Tool,
@@ -36,6 +44,7 @@ from ..tool import (
     ValidationResult,
 )
 from .shells import (
+    FenceFactory,
     Finished,
     decode_output,
     exit_code_of,
@@ -74,7 +83,11 @@ a shell id at once; read the output with TaskOutput and stop it with KillShell.
 echo >): the Read, Grep, Glob, Edit and Write tools do that better.
 - `description` is a short, plain statement of what the command does, shown to the user.
 - Be careful with anything irreversible: do not force-push, reset --hard, delete branches \
-or rewrite history, and do not commit or push, unless the user asked for exactly that."""
+or rewrite history, and do not commit or push, unless the user asked for exactly that.
+- Commands that run without the user's approval run in a sandbox: a read-only command may \
+not write files, reach the network or read outside the project. If the sandbox stops \
+something the task really needs, the result says so; then set \
+`dangerously_disable_sandbox` to true and the user is asked to approve running it outside."""
 
 
 class BashInput(ToolInput):
@@ -89,6 +102,13 @@ class BashInput(ToolInput):
     run_in_background: bool = Field(
         default=False,
         description="Start the command in the background and return its shell id at once",
+    )
+    dangerously_disable_sandbox: bool = Field(
+        default=False,
+        description=(
+            "Set to true to dangerously override sandbox mode and run commands without "
+            "sandboxing; the user is always asked first"
+        ),
     )
 
 
@@ -112,10 +132,18 @@ class BashOutput:
     interrupted: bool = False
     background_id: str | None = None
     notes: tuple[str, ...] = ()
+    sandbox: SandboxKind = "none"
+    """The sandbox the command ran in ("none": outside it)."""
+    sandbox_note: str | None = None
+    """What the sandbox probably stopped, and how to run outside it."""
+    sandbox_failure: str | None = None
+    """Why the sandbox could not be set up (the command never ran)."""
 
     @property
     def failed(self) -> bool:
-        return self.timed_out or self.interrupted or bool(self.exit_code)
+        return (
+            self.timed_out or self.interrupted or bool(self.exit_code) or bool(self.sandbox_failure)
+        )
 
 
 class Bash(Tool[BashInput]):
@@ -125,6 +153,7 @@ class Bash(Tool[BashInput]):
     description = "Run a shell command"
     interrupt_behavior = "cancel"
     cancels_siblings_on_error = True
+    sandboxable = True
     max_result_size_chars = MAX_RESULT_SIZE_CHARS
 
     instructions = PROMPT
@@ -151,11 +180,20 @@ class Bash(Tool[BashInput]):
     async def call(self, input: BashInput, context: ToolContext, progress: Progress) -> ToolResult:
         session = shell_session(context)
         session_dir = context.options.session_dir
+        policy = context.sandbox
+        fence = _fence_factory(policy, context)
+        kind: SandboxKind = policy.kind if policy is not None else "none"
         if input.run_in_background:
             shell = await session.start_background(
-                input.command, input.description, fallback_cwd=context.cwd, session_dir=session_dir
+                input.command,
+                input.description,
+                fallback_cwd=context.cwd,
+                session_dir=session_dir,
+                fence=fence,
             )
-            data = BashOutput(input.command, None, "", cwd=session.cwd, background_id=shell.id)
+            data = BashOutput(
+                input.command, None, "", cwd=session.cwd, background_id=shell.id, sandbox=kind
+            )
             return ToolResult(data)
         finished = await session.run(
             input.command,
@@ -165,16 +203,37 @@ class Bash(Tool[BashInput]):
             abort=context.abort,
             progress=progress,
             name=context.tool_use_id,
+            fence=fence,
         )
         data = collect_output(
             input.command, input.timeout, finished, context.tool_use_id, session_dir
         )
+        data = replace(data, sandbox=kind)
+        if finished.sandbox_failure is not None:
+            data = replace(data, output="", sandbox_failure=finished.sandbox_failure)
+        elif policy is not None:
+            data = replace(data, sandbox_note=explain(data.output, policy))
         return ToolResult(data, is_error=data.failed)
 
     def map_result_to_tool_result_block(
         self, data: BashOutput, tool_use_id: str
     ) -> ToolResultBlock:
         return {"type": "tool_result", "tool_use_id": tool_use_id, "content": render(data)}
+
+
+def _fence_factory(policy: SandboxPolicy | None, context: ToolContext) -> FenceFactory | None:
+    """How to fence this call's command; raises when a sandbox was decided but there is none
+    to apply (the command must then not run)."""
+    if not isinstance(policy, ReadOnly | Workspace):
+        return None
+    sandbox = context.options.sandbox
+    if sandbox is None:
+        raise OSError(
+            f"this command was allowed to run {policy.describe()}, but the session has no "
+            "sandbox to run it in, so it did not run"
+        )
+    permissions = context.permission_context
+    return lambda spool: sandbox.fence(policy, permissions, spool)
 
 
 def collect_output(
@@ -234,6 +293,12 @@ def render(data: BashOutput) -> str:
             f"Started in the background with id {data.background_id}. Read its output with "
             f'TaskOutput (task_id "{data.background_id}"); stop it with KillShell.'
         )
+    if data.sandbox_failure is not None:
+        return (
+            f"The sandbox could not be set up ({data.sandbox_failure}), so the command did not "
+            "run. Tell the user; running it outside the sandbox needs "
+            '"dangerously_disable_sandbox": true and their approval.'
+        )
     parts = list(data.notes)
     if data.output_path is not None:
         size = format_size(data.output_bytes)
@@ -252,6 +317,8 @@ def render(data: BashOutput) -> str:
     elif data.exit_code:
         killed = f" (killed by {data.signal})" if data.signal else ""
         parts.append(f"Exit code {data.exit_code}{killed}")
+    if data.sandbox_note:
+        parts.append(data.sandbox_note)
     return "\n".join(parts)
 
 

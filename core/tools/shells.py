@@ -44,10 +44,14 @@ from typing import Any, ClassVar, Literal
 
 from ..abort import AbortSignal
 from ..app_state import AppStateStore
+from ..sandbox.fence import Fence
+from ..sandbox.kernel import SETUP_FAILED_EXIT, SETUP_FAILED_MARK
 from ..tool import ToolContext
 
 ShellStatus = Literal["running", "completed", "killed"]
 StopReason = Literal["exited", "timeout", "aborted"]
+FenceFactory = Callable[[Path], Fence]
+"""Builds the sandbox fence for a command, given its spool file."""
 
 SHELLS_DIRNAME = "shells"
 PROGRESS_TAIL_BYTES = 4_096
@@ -93,20 +97,34 @@ def _session_groups(sid: int) -> set[int]:
 class ShellProcess:
     """One `bash -c`, leader of its own session, writing into its spool file."""
 
-    def __init__(self, process: asyncio.subprocess.Process, spool: Path) -> None:
+    def __init__(
+        self, process: asyncio.subprocess.Process, spool: Path, fence: Fence | None = None
+    ) -> None:
         self.process = process
         self.spool = spool
+        self.fence = fence
+        """The sandbox it runs in; `finish_fence()` once it has ended."""
+        self.fenced = fence is not None
 
     @classmethod
     async def start(
-        cls, command: str, cwd: Path, spool: Path, cwd_file: Path | None = None
+        cls,
+        command: str,
+        cwd: Path,
+        spool: Path,
+        cwd_file: Path | None = None,
+        fence: Fence | None = None,
     ) -> ShellProcess:
+        """Start the command; inside `fence` when given (applied in the child before bash
+        runs, so bash and everything it starts are fenced)."""
         script = command
         if cwd_file is not None:
             # Same line as the command, so bash's "line N" in error messages stays right.
             record = f"pwd -P >| {shlex.quote(str(cwd_file))} 2>/dev/null"
             script = f"trap {shlex.quote(record)} EXIT; {command}"
         fd = os.open(spool, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+        env = fence.environment(os.environ) if fence is not None else dict(os.environ)
+        fenced: dict[str, Any] = {"preexec_fn": fence.child.apply} if fence is not None else {}
         try:
             process = await asyncio.create_subprocess_exec(
                 _bash(),
@@ -118,12 +136,32 @@ class ShellProcess:
                 stdout=fd,
                 stderr=asyncio.subprocess.STDOUT,
                 cwd=cwd,
-                env=dict(os.environ),
+                env=env,
                 start_new_session=True,
+                **fenced,
             )
         finally:
             os.close(fd)
-        return cls(process, spool)
+            if fence is not None:
+                fence.release_ruleset()
+        return cls(process, spool, fence)
+
+    def finish_fence(self) -> tuple[str, ...]:
+        """Once the command has ended: the sandbox's clean-up and its notes."""
+        fence, self.fence = self.fence, None
+        return fence.finish() if fence is not None else ()
+
+    def setup_failure(self) -> str | None:
+        """Why the sandbox could not be set up, when that is why the command ended."""
+        if not self.fenced or self.process.returncode != SETUP_FAILED_EXIT:
+            return None
+        try:
+            head = read_head(self.spool, 4096)
+        except OSError:
+            return None
+        if not head.startswith(SETUP_FAILED_MARK):
+            return None
+        return head[len(SETUP_FAILED_MARK) :].decode("utf-8", "replace").strip()
 
     @property
     def pid(self) -> int:
@@ -242,6 +280,8 @@ class Finished:
     cwd: Path
     """The directory the command ran in."""
     notes: tuple[str, ...] = ()
+    sandbox_failure: str | None = None
+    """Why the sandbox could not be set up: then the command never ran."""
 
 
 class _ProgressReporter:
@@ -309,6 +349,7 @@ class BackgroundShell:
     """A command started with `run_in_background`, watched until it ends."""
 
     def __init__(self, shell_id: str, command: str, description: str, process: ShellProcess):
+        self.fence_notes: tuple[str, ...] = ()
         self.id = shell_id
         self.command = command
         self.description = description
@@ -335,6 +376,7 @@ class BackgroundShell:
 
     async def _watch(self) -> None:
         await self.process.process.wait()
+        self.fence_notes = self.process.finish_fence()
         self.done.set()
 
     async def wait(self, timeout_s: float) -> bool:
@@ -411,17 +453,23 @@ class ShellSession:
         abort: AbortSignal,
         progress: Callable[[Any], None],
         name: str = "",
+        fence: FenceFactory | None = None,
     ) -> Finished:
         """Run a command to its end, its timeout, or an abort; cancellation stops it too
-        (and is re-raised once its processes are gone)."""
+        (and is re-raised once its processes are gone). With `fence`, it runs sandboxed,
+        and a fence that cannot be built raises OSError before anything runs."""
         cwd, notes = self.working_directory(fallback_cwd)
         stem = f"{next(self._spool_ids)}-{_SAFE_NAME.sub('_', name) or 'command'}"
         spool = self.spool_dir(session_dir) / f"{stem}.txt"
-        cwd_file = spool.with_suffix(".cwd")
+        built = fence(spool) if fence is not None else None
+        # Inside the sandbox only the scratch directory is writable: the trap writes there.
+        cwd_file = built.cwd_file if built is not None else spool.with_suffix(".cwd")
         try:
-            process = await ShellProcess.start(command, cwd, spool, cwd_file)
+            process = await ShellProcess.start(command, cwd, spool, cwd_file, built)
         except BaseException:
             remove_quietly(spool, cwd_file)
+            if built is not None:
+                built.finish()
             raise
         reporter = _ProgressReporter(spool, progress)
         try:
@@ -431,11 +479,14 @@ class ShellSession:
         except BaseException:
             await process.stop_despite_cancel(self.kill_grace_s)
             remove_quietly(spool, cwd_file)
+            process.finish_fence()
             raise
-        if stopped == "exited":
+        failure = process.setup_failure()
+        if stopped == "exited" and failure is None:
             self._follow_cd(cwd_file)
         remove_quietly(cwd_file)
-        return Finished(process.returncode, stopped, spool, file_size(spool), cwd, notes)
+        notes += process.finish_fence()
+        return Finished(process.returncode, stopped, spool, file_size(spool), cwd, notes, failure)
 
     def _follow_cd(self, cwd_file: Path) -> None:
         try:
@@ -446,13 +497,25 @@ class ShellSession:
             self.cwd = Path(recorded)
 
     async def start_background(
-        self, command: str, description: str, *, fallback_cwd: Path, session_dir: Path | None
+        self,
+        command: str,
+        description: str,
+        *,
+        fallback_cwd: Path,
+        session_dir: Path | None,
+        fence: FenceFactory | None = None,
     ) -> BackgroundShell:
         cwd, _ = self.working_directory(fallback_cwd)
         shell_id = f"bash_{next(self._shell_ids)}"
         spool = self.spool_dir(session_dir) / f"{shell_id}.txt"
+        built = fence(spool) if fence is not None else None
         # No cwd trap: a background command runs beside later ones and must not move them.
-        process = await ShellProcess.start(command, cwd, spool)
+        try:
+            process = await ShellProcess.start(command, cwd, spool, fence=built)
+        except BaseException:
+            if built is not None:
+                built.finish()
+            raise
         shell = BackgroundShell(shell_id, command, description, process)
         self.shells[shell_id] = shell
         return shell

@@ -1,0 +1,476 @@
+"""From a policy to a fence: what one sandboxed command may read and write, built in the parent.
+
+Why it is shaped this way:
+
+- Landlock is an allow-list: reads are granted on the system's program directories, the
+  project, the extra working directories, the toolchains on PATH and the private scratch
+  directory; writes (workspace) on the project and the extra directories. Everything else
+  (the home directory, /tmp, other users' files) is refused by the kernel.
+- Landlock cannot take a path back out of a tree it granted, so carve-outs (a file a `Read`
+  deny rule covers, a secret under /etc, `.git/config` in a writable project) are made with
+  the mount namespace: a denied file or directory is covered by an empty one nobody may
+  open, a protected one is bound read-only onto itself. Without user namespaces (some
+  distributions forbid them) the same carve-outs are made by granting the tree piece by
+  piece around them, which also means no new top-level entries in a writable root.
+- A protected path that does not exist yet cannot be covered (a mount needs something to
+  mount on), and creating a placeholder would litter the user's project. So it is checked
+  after the command: if the command created one, it is moved out of the project into the
+  session's quarantine, and the result says so.
+- Floating deny rules (`Read(.env)` matches at any depth) are found by walking the project,
+  with a listing cache keyed by each directory's mtime, so a second command re-reads only
+  directories that changed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..permissions.paths import PROTECTED_NAMES, PathPattern, is_within
+from . import kernel
+from .policy import ReadOnly, SandboxPolicy, Workspace
+from .support import SandboxSupport
+
+SYSTEM_READ_ROOTS = (
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/etc",
+    "/opt",
+    "/nix",
+    "/snap",
+    "/proc",
+    "/sys",
+)
+DEVICES_READ = ("/dev/zero", "/dev/random", "/dev/urandom")
+DEVICES_WRITE = ("/dev/null", "/dev/full")
+
+SYSTEM_SECRETS = (
+    "/etc/shadow",
+    "/etc/shadow-",
+    "/etc/gshadow",
+    "/etc/gshadow-",
+    "/etc/sudoers",
+    "/etc/sudoers.d",
+    "/etc/ssh",
+    "/etc/ssl/private",
+    "/etc/security/opasswd",
+)
+HOME_SECRETS = (
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".kube",
+    ".docker",
+    ".netrc",
+    ".npmrc",
+    ".pypirc",
+    ".git-credentials",
+    ".config/gh",
+    ".config/gcloud",
+    ".password-store",
+    ".local/share/keyrings",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".pyenv/.pyenv-credentials",
+)
+GIT_PROTECTED = ("config", "hooks", "modules")
+_SECRET_ENV_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL")
+_WALK_LIMIT = 200_000
+_NO_SOCKETS: frozenset[int] = frozenset()
+
+QUARANTINE_DIRNAME = "sandbox-quarantine"
+
+
+@dataclass(frozen=True, slots=True)
+class FenceInputs:
+    """What the session knows when a command is about to run."""
+
+    project: Path
+    additional_dirs: tuple[Path, ...] = ()
+    deny_read: tuple[PathPattern, ...] = ()
+    """`Read` deny rules and `sandbox.filesystem.denyRead`, compiled."""
+    deny_write: tuple[PathPattern, ...] = ()
+    """`Edit` deny rules and `sandbox.filesystem.denyWrite`, compiled."""
+    allow_read: tuple[Path, ...] = ()
+    allow_write: tuple[Path, ...] = ()
+    protected_files: tuple[Path, ...] = ()
+    """Files that run outside the sandbox later (hook scripts): never writable."""
+    home: Path = field(default_factory=Path.home)
+
+
+@dataclass(slots=True)
+class Fence:
+    """One command's fence: the child's part, its environment, and what to do afterwards."""
+
+    policy: SandboxPolicy
+    child: kernel.ChildFence
+    scratch: Path
+    env_changes: Mapping[str, str | None]
+    writable_roots: tuple[Path, ...]
+    missing_protected: tuple[Path, ...]
+    quarantine_dir: Path | None
+    _ruleset: kernel.Ruleset
+
+    @property
+    def cwd_file(self) -> Path:
+        return self.scratch / ".proctor-cwd"
+
+    def environment(self, base: Mapping[str, str]) -> dict[str, str]:
+        env = dict(base)
+        for name, value in self.env_changes.items():
+            if value is None:
+                env.pop(name, None)
+            else:
+                env[name] = value
+        return env
+
+    def release_ruleset(self) -> None:
+        """The child has its copy once started; the parent's is no longer needed."""
+        self._ruleset.close()
+
+    def finish(self) -> tuple[str, ...]:
+        """After the command: move out any protected path it created, remove the scratch
+        directory. Returns notes for the result."""
+        self._ruleset.close()
+        notes = self._quarantine()
+        shutil.rmtree(self.scratch, ignore_errors=True)
+        return notes
+
+    def _quarantine(self) -> tuple[str, ...]:
+        notes: list[str] = []
+        for path in self.missing_protected:
+            if not os.path.lexists(path):
+                continue
+            destination = self._quarantine_path(path)
+            try:
+                destination.parent.mkdir(parents=True, exist_ok=True)
+                shutil.move(str(path), str(destination))
+            except OSError as error:
+                notes.append(
+                    f"The sandboxed command created {path}, a protected path, and it could not "
+                    f"be moved out of the way ({error}): check it before trusting it."
+                )
+                continue
+            notes.append(
+                f"The sandboxed command created {path}, which is protected (it can make later "
+                f"commands run code), so it was moved to {destination}."
+            )
+        return tuple(notes)
+
+    def _quarantine_path(self, path: Path) -> Path:
+        base = self.quarantine_dir or Path(tempfile.gettempdir()) / "proctor-quarantine"
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        return base / f"{stamp}-{os.getpid()}" / path.relative_to(path.anchor)
+
+
+class DirectoryIndex:
+    """Directory listings cached by mtime: walking the same project again costs one `stat`
+    per directory, plus a listing for each directory that changed."""
+
+    def __init__(self) -> None:
+        self._listings: dict[str, tuple[int, list[tuple[str, bool]]]] = {}
+
+    def walk(self, root: Path, limit: int = _WALK_LIMIT) -> Iterator[Path]:
+        """Every path below `root` (not following symlinks), at most `limit` of them."""
+        pending = [os.fspath(root)]
+        seen = 0
+        while pending:
+            directory = pending.pop()
+            for name, is_dir in self._list(directory):
+                path = os.path.join(directory, name)
+                seen += 1
+                if seen > limit:
+                    return
+                yield Path(path)
+                if is_dir:
+                    pending.append(path)
+
+    def _list(self, directory: str) -> list[tuple[str, bool]]:
+        try:
+            mtime = os.stat(directory).st_mtime_ns
+        except OSError:
+            return []
+        cached = self._listings.get(directory)
+        if cached is not None and cached[0] == mtime:
+            return cached[1]
+        entries: list[tuple[str, bool]] = []
+        try:
+            with os.scandir(directory) as scan:
+                for entry in scan:
+                    try:
+                        entries.append((entry.name, entry.is_dir(follow_symlinks=False)))
+                    except OSError:
+                        continue
+        except OSError:
+            return []
+        self._listings[directory] = (mtime, entries)
+        return entries
+
+
+class FenceBuilder:
+    """Builds fences for one session: its scratch area, its mask files, its listing cache."""
+
+    def __init__(self, support: SandboxSupport, *, session_dir: Path | None = None) -> None:
+        self.support = support
+        self.session_dir = session_dir
+        self.index = DirectoryIndex()
+        self._root = Path(tempfile.mkdtemp(prefix="proctor-sandbox-"))
+        self._mask_file = self._root / "denied-file"
+        self._mask_dir = self._root / "denied-dir"
+        self._mask_file.touch()
+        self._mask_dir.mkdir()
+        self._bash = shutil.which("bash") or "/bin/bash"
+
+    def close(self) -> None:
+        shutil.rmtree(self._root, ignore_errors=True)
+
+    def build(self, policy: ReadOnly | Workspace, inputs: FenceInputs, spool: Path | None) -> Fence:
+        support = self.support
+        # The owner of the masks could open them up again: they are closed before each use.
+        os.chmod(self._mask_file, 0)
+        os.chmod(self._mask_dir, 0)
+        scratch = Path(tempfile.mkdtemp(prefix="cmd-", dir=self._root))
+        ruleset = kernel.Ruleset(support.landlock_abi, handle_net=not support.namespaces)
+        try:
+            child, writable, missing = self._rules(policy, inputs, ruleset, scratch, spool)
+        except BaseException:
+            ruleset.close()
+            shutil.rmtree(scratch, ignore_errors=True)
+            raise
+        quarantine = self.session_dir / QUARANTINE_DIRNAME if self.session_dir else None
+        return Fence(
+            policy,
+            child,
+            scratch,
+            _environment(policy, scratch),
+            writable,
+            missing,
+            quarantine,
+            ruleset,
+        )
+
+    # -- the rules -----------------------------------------------------------------------
+
+    def _rules(
+        self,
+        policy: ReadOnly | Workspace,
+        inputs: FenceInputs,
+        ruleset: kernel.Ruleset,
+        scratch: Path,
+        spool: Path | None,
+    ) -> tuple[kernel.ChildFence, tuple[Path, ...], tuple[Path, ...]]:
+        support = self.support
+        everything = kernel.fs_rights_for(support.landlock_abi)
+        trees = _user_trees(inputs)
+        read_roots = _unique(
+            [
+                *(Path(p) for p in SYSTEM_READ_ROOTS),
+                *_toolchains(inputs.home),
+                *trees,
+                *inputs.allow_read,
+                Path(self._bash).parent,
+            ]
+        )
+        denied = _unique(self._denied_reads(inputs, read_roots, trees))
+        writable: list[Path] = []
+        protected: list[Path] = []
+        missing: list[Path] = []
+        if isinstance(policy, Workspace):
+            writable = _unique([*trees, *inputs.allow_write])
+            for root in writable:
+                for path in _protected_in(root, inputs):
+                    (protected if os.path.lexists(path) else missing).append(path)
+            protected += [
+                path
+                for path in self._matching(inputs.deny_write, writable, writable)
+                if path not in protected
+            ]
+        mounts: list[kernel.Mount] = []
+        if support.namespaces:
+            for root in read_roots:
+                ruleset.allow(os.fspath(root), kernel.READ_RIGHTS)
+            for root in writable:
+                ruleset.allow(os.fspath(root), everything)
+            for path in denied:
+                mask = self._mask_dir if path.is_dir() else self._mask_file
+                mounts.append(kernel.Mount(os.fspath(mask), os.fspath(path), read_only=False))
+            for path in protected:
+                target = os.fspath(path)
+                mounts.append(kernel.Mount(target, target, True, kernel.mount_flags(target)))
+        else:
+            for root in read_roots:
+                _grant_except(ruleset, root, denied, kernel.READ_RIGHTS)
+            for root in writable:
+                _grant_except(ruleset, root, [*protected, *missing, *denied], everything)
+            missing = []  # the kernel refuses to create them: nothing to check afterwards
+        ruleset.allow(os.fspath(scratch), everything)
+        for device in DEVICES_READ:
+            ruleset.allow(device, kernel.FS_READ_FILE)
+        for device in DEVICES_WRITE:
+            ruleset.allow(device, kernel.FS_READ_FILE | kernel.FS_WRITE_FILE | kernel.FS_TRUNCATE)
+        if spool is not None:  # `> /dev/stdout` opens the spool again, by path
+            ruleset.allow(os.fspath(spool), kernel.FS_WRITE_FILE)
+        families = _SOCKETS_WITH_PRIVATE_NETWORK if support.namespaces else _NO_SOCKETS
+        child = kernel.ChildFence(
+            uid=os.getuid(),
+            gid=os.getgid(),
+            namespaces=support.namespaces,
+            mounts=mounts,
+            ruleset_fd=ruleset.fd,
+            seccomp=kernel.seccomp_program(families) if support.seccomp else b"",
+        )
+        return child, tuple(writable), tuple(missing)
+
+    def _denied_reads(
+        self, inputs: FenceInputs, read_roots: list[Path], trees: list[Path]
+    ) -> Iterator[Path]:
+        home = inputs.home
+        for text in SYSTEM_SECRETS:
+            path = Path(text)
+            if os.path.lexists(path) and _within_any(path, read_roots):
+                yield path
+        for text in HOME_SECRETS:
+            path = home / text
+            if os.path.lexists(path) and _within_any(path, read_roots):
+                yield path
+        yield from self._matching(inputs.deny_read, read_roots, trees)
+
+    def _matching(
+        self, patterns: Iterable[PathPattern], roots: list[Path], trees: list[Path]
+    ) -> Iterator[Path]:
+        """Existing paths the patterns cover inside `roots`: anchored patterns from where
+        they are anchored, floating ones by walking the user's own trees."""
+        floating = [p for p in patterns if not p.roots]
+        for pattern in patterns:
+            for root in pattern.roots:
+                if not _within_any(root, roots) and not any(is_within(r, root) for r in roots):
+                    continue
+                start = _literal_start(pattern, root)
+                if start is None:
+                    continue
+                if pattern.matches(start) and _within_any(start, roots):
+                    yield start
+                if start.is_dir() and not start.is_symlink():
+                    for path in self.index.walk(start):
+                        if pattern.matches(path) and _within_any(path, roots):
+                            yield path
+        if floating:
+            for tree in trees:
+                for path in self.index.walk(tree):
+                    if any(p.matches(path) for p in floating):
+                        yield path
+
+
+_SOCKETS_WITH_PRIVATE_NETWORK = frozenset({2, 10})  # AF_INET, AF_INET6: the namespace's own lo
+
+
+def _environment(policy: SandboxPolicy, scratch: Path) -> dict[str, str | None]:
+    changes: dict[str, str | None] = {
+        "TMPDIR": os.fspath(scratch),
+        "TMP": os.fspath(scratch),
+        "TEMP": os.fspath(scratch),
+        "PROCTOR_SANDBOX": policy.kind,
+    }
+    # What the sandbox keeps from being read on disk should not be readable in the
+    # environment either.
+    for name in os.environ:
+        upper = name.upper()
+        if any(word in upper for word in _SECRET_ENV_WORDS) or upper.startswith("AWS_"):
+            changes[name] = None
+    return changes
+
+
+def _user_trees(inputs: FenceInputs) -> list[Path]:
+    return _unique([inputs.project, *inputs.additional_dirs])
+
+
+def _toolchains(home: Path) -> Iterator[Path]:
+    """Where the programs on PATH come from when they are not in a system directory: each
+    such PATH directory, and for a `bin` or `shims` directory its parent (`~/.pyenv`,
+    `~/.cargo`), except the home directory itself and `~/.local` (whose `share` holds
+    keyrings: there only `lib`). And the Python proctor runs on."""
+    system = [Path(root) for root in SYSTEM_READ_ROOTS]
+    for entry in os.environ.get("PATH", "").split(os.pathsep):
+        if not entry or not os.path.isabs(entry):
+            continue
+        directory = Path(os.path.normpath(entry))
+        if _within_any(directory, system) or len(directory.parts) < 3:
+            continue
+        yield directory
+        parent = directory.parent
+        if directory.name in ("bin", "shims") and parent != home and len(parent.parts) > 2:
+            yield parent / "lib" if parent.name == ".local" else parent
+    for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix}:
+        path = Path(prefix)
+        if not _within_any(path, system) and path != home and len(path.parts) > 2:
+            yield path
+
+
+def _protected_in(root: Path, inputs: FenceInputs) -> Iterator[Path]:
+    for name in sorted(PROTECTED_NAMES - {".git"}):
+        yield root / name
+    git = root / ".git"
+    if git.is_dir() and not git.is_symlink():
+        for name in GIT_PROTECTED:
+            yield git / name
+    else:
+        yield git  # a gitdir pointer file, or a repository not made yet
+    for path in inputs.protected_files:
+        if is_within(path, root):
+            yield path
+
+
+def _literal_start(pattern: PathPattern, root: Path) -> Path | None:
+    """The deepest path an anchored pattern names before its first wildcard."""
+    parts: list[str] = []
+    for part in pattern.text.strip("/").split("/"):
+        if not part or any(char in part for char in "*?[\\!"):
+            break
+        parts.append(part)
+    start = root.joinpath(*parts) if parts else root
+    return start if os.path.lexists(start) else None
+
+
+def _grant_except(
+    ruleset: kernel.Ruleset, root: Path, excluded: Iterable[Path], rights: int
+) -> None:
+    """Grant `rights` on `root` minus the excluded paths, by granting the pieces around them
+    (Landlock alone cannot take a path back out of a granted tree)."""
+    inside = [path for path in excluded if is_within(path, root)]
+    if not inside:
+        ruleset.allow(os.fspath(root), rights)
+        return
+    if any(path == root for path in inside):
+        return
+    try:
+        if not stat.S_ISDIR(os.lstat(root).st_mode):
+            return
+        children = os.listdir(root)
+    except OSError:
+        return
+    for name in children:
+        _grant_except(ruleset, root / name, inside, rights)
+
+
+def _within_any(path: Path, roots: Iterable[Path]) -> bool:
+    return any(is_within(path, root) for root in roots)
+
+
+def _unique(paths: Iterable[Path]) -> list[Path]:
+    seen: dict[Path, None] = {}
+    for path in paths:
+        seen.setdefault(Path(os.path.normpath(path)), None)
+    return list(seen)

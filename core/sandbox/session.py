@@ -1,0 +1,145 @@
+"""The session's sandbox: its settings, what the kernel offers, and the fences it builds.
+
+One per session, shared by every call (sub-agents included) through `ToolOptions.sandbox`.
+The kernel is probed once, on a thread, as soon as the session starts; the first decision
+that needs the answer awaits it, so nothing is ever decided on a guess. The status line
+(`status()`) says what the sandbox is here, for the status bar and headless stderr.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from ..permissions.context import ToolPermissionContext
+from ..permissions.match import rule_base
+from ..permissions.paths import PathPattern, compile_pattern
+from ..permissions.sandboxing import SandboxView
+from ..permissions.targets import rule_family
+from .config import SandboxSettings
+from .fence import Fence, FenceBuilder, FenceInputs
+from .policy import ReadOnly, Workspace
+from .support import UNPROBED, SandboxSupport, probe
+
+
+class SessionSandbox:
+    def __init__(
+        self,
+        settings: SandboxSettings,
+        *,
+        project: Path,
+        session_dir: Path | None = None,
+        protected_files: Iterable[Path] = (),
+        support: SandboxSupport | None = None,
+    ) -> None:
+        self.settings = settings
+        self.project = project
+        self.session_dir = session_dir
+        self.protected_files = tuple(protected_files)
+        self._support = support
+        self._probing: asyncio.Future[SandboxSupport] | None = None
+        self._builder: FenceBuilder | None = None
+
+    # -- what the kernel offers -----------------------------------------------------------
+
+    def start_probe(self) -> None:
+        """Probe on a thread now; `view()` waits for it. Needs a running loop."""
+        if self._support is None and self._probing is None and self.settings.enabled:
+            self._probing = asyncio.ensure_future(asyncio.to_thread(probe))
+
+    async def support(self) -> SandboxSupport:
+        if self._support is None:
+            if not self.settings.enabled:
+                self._support = SandboxSupport(problem="switched off in settings")
+            else:
+                self.start_probe()
+                assert self._probing is not None
+                self._support = await self._probing
+        return self._support
+
+    @property
+    def known_support(self) -> SandboxSupport:
+        """What is known now, without waiting (UNPROBED while the probe runs)."""
+        return self._support or UNPROBED
+
+    async def view(self) -> SandboxView:
+        return SandboxView(self.settings, await self.support())
+
+    def status(self) -> str:
+        """`sandbox: files+net`, `sandbox: off — <why>`: one line for people."""
+        if not self.settings.enabled:
+            return "sandbox: off — switched off in settings (sandbox.enabled)"
+        support = self._support
+        if support is None:
+            return "sandbox: checking…"
+        if not support.available:
+            refuse = (
+                " (commands are refused: failIfUnavailable)"
+                if self.settings.fail_if_unavailable
+                else ""
+            )
+            return f"sandbox: off — {support.problem}{refuse}"
+        return f"sandbox: {support.strength()}"
+
+    # -- fences -------------------------------------------------------------------------
+
+    def fence(
+        self,
+        policy: ReadOnly | Workspace,
+        permissions: ToolPermissionContext,
+        spool: Path | None,
+    ) -> Fence:
+        """The fence for one command. Raises OSError when it cannot be built: the command
+        must then not run."""
+        support = self._support
+        if support is None or not support.available:
+            raise OSError(f"the sandbox is not available ({self.status()})")
+        if self._builder is None:
+            self._builder = FenceBuilder(support, session_dir=self.session_dir)
+        return self._builder.build(policy, self.inputs(permissions), spool)
+
+    def inputs(self, permissions: ToolPermissionContext) -> FenceInputs:
+        project = self.project
+        read_denies: list[PathPattern] = []
+        edit_denies: list[PathPattern] = []
+        for rule in permissions.rules_with("deny"):
+            family = rule_family(rule.tool_name)
+            if family is None or rule.content is None:
+                continue
+            pattern = compile_pattern(
+                rule.content, "deny", cwd=project, base=rule_base(rule, project)
+            )
+            (read_denies if family == "read" else edit_denies).append(pattern)
+        settings = self.settings
+        read_denies += [self._pattern(text) for text in settings.deny_read]
+        edit_denies += [self._pattern(text) for text in settings.deny_write]
+        return FenceInputs(
+            project=project,
+            additional_dirs=permissions.additional_working_directories,
+            deny_read=tuple(read_denies),
+            deny_write=tuple(edit_denies),
+            allow_read=tuple(self._path(text) for text in settings.allow_read),
+            allow_write=tuple(self._path(text) for text in settings.allow_write),
+            protected_files=self.protected_files,
+        )
+
+    def _path(self, text: str) -> Path:
+        return Path(os.path.normpath(self.project / os.path.expanduser(text)))
+
+    def _pattern(self, text: str) -> PathPattern:
+        """A settings path (`~/x`, `/abs`, `rel`, globs allowed) as an anchored pattern."""
+        path = os.path.expanduser(text)
+        absolute = path if os.path.isabs(path) else os.fspath(self.project / path)
+        return compile_pattern("/" + absolute, "deny", cwd=self.project, base=None)
+
+    async def close(self) -> None:
+        if self._probing is not None and not self._probing.done():
+            self._probing.cancel()
+            with contextlib.suppress(BaseException):
+                await self._probing
+        if self._builder is not None:
+            self._builder.close()
+            self._builder = None

@@ -1,0 +1,312 @@
+"""Real escapes, executed: each command tries to get out of the sandbox through the Bash tool,
+and the test checks the side effect did not happen and that the result says why.
+
+Every escape runs under both sandbox policies (read-only and workspace), as root when the
+tests run as root (CI does), against canaries outside the project, in a fake home, behind a
+`Read` deny rule, and against a TCP and a UDP listener this test opens on loopback.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from sandbox_helpers import Fenced, alive, make_fenced, needs_namespaces, needs_sandbox
+
+from core.sandbox.config import SandboxSettings
+from core.sandbox.policy import ReadOnly, SandboxPolicy, Workspace
+from core.tools.shells import SHELLS
+
+pytestmark = needs_sandbox
+
+READ_ONLY = ReadOnly("test")
+WORKSPACE = Workspace("test")
+POLICIES = [pytest.param(READ_ONLY, id="read-only"), pytest.param(WORKSPACE, id="workspace")]
+
+
+@pytest.fixture(autouse=True)
+async def close_shells():
+    yield
+    await SHELLS.close_all()
+
+
+@pytest.fixture
+def fenced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Fenced:
+    return make_fenced(tmp_path, monkeypatch, rules=("deny Read(.env)",))
+
+
+WRITES_OUTSIDE = [
+    "touch {outside}",
+    "echo pwned > {outside}",
+    "cp src/app.py {outside}",
+    "mkdir {outside}",
+    "ln -s /etc/hostname {outside}",
+    "sh -c 'echo pwned > {outside}'",
+    "python3 -c \"open('{outside}', 'w').write('pwned')\"",
+    "setsid sh -c 'echo pwned > {outside}'",
+    "(cd / && echo pwned | tee {outside})",
+    "find src -name app.py -exec cp {{}} {outside} \\;",
+    "echo pwned | dd of={outside} 2>&1",
+]
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("template", WRITES_OUTSIDE)
+async def test_nothing_is_written_outside_the_project(
+    fenced: Fenced, policy: SandboxPolicy, template: str
+):
+    targets = [
+        fenced.project.parent / "written-outside",
+        fenced.home / "written-in-home",
+        Path("/tmp") / f"proctor-escape-{os.getpid()}",
+    ]
+    for target in targets:
+        result, text = await fenced.run_in(policy, template.format(outside=target))
+        assert not os.path.lexists(target), f"{template} wrote {target}"
+        assert "sandbox probably stopped it" in text, text
+        assert "dangerously_disable_sandbox" in text
+
+
+async def test_read_only_writes_nothing_even_inside_the_project(fenced: Fenced):
+    for command in ("touch new.txt", "echo x >> src/app.py", "rm src/app.py", "mkdir build"):
+        _, text = await fenced.run_in(READ_ONLY, command)
+        assert "sandbox probably stopped it" in text
+    assert sorted(p.name for p in fenced.project.iterdir()) == [".env", ".git", "src"]
+    assert (fenced.project / "src" / "app.py").read_text() == "print('hi')\n"
+
+
+async def test_workspace_writes_inside_the_project(fenced: Fenced):
+    result, text = await fenced.run_in(
+        WORKSPACE, "mkdir build && echo ok > build/out && cat build/out"
+    )
+    assert not result.is_error, text
+    assert (fenced.project / "build" / "out").read_text() == "ok\n"
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize(
+    "command",
+    [
+        "rm -rf .git",
+        "echo '[core] fsmonitor = evil' >> .git/config",
+        "echo 'evil' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit",
+        "mv .git/config .git/config.old",
+    ],
+)
+async def test_protected_git_paths_survive(fenced: Fenced, policy: SandboxPolicy, command: str):
+    _, text = await fenced.run_in(policy, command)
+    assert (fenced.project / ".git" / "config").read_text() == "[core]\n"
+    assert not (fenced.project / ".git" / "hooks" / "pre-commit").exists()
+    assert "sandbox probably stopped it" in text, text
+
+
+@needs_namespaces
+async def test_a_protected_directory_created_in_the_workspace_is_moved_out(fenced: Fenced):
+    command = (
+        'mkdir .proctor && echo \'{"permissions": {"allow": ["Bash"]}}\' > .proctor/settings.json'
+    )
+    result, text = await fenced.run_in(WORKSPACE, command)
+    assert not (fenced.project / ".proctor").exists()
+    assert "protected" in text and "moved to" in text
+    quarantine = fenced.project.parent / "session" / "sandbox-quarantine"
+    assert list(quarantine.rglob("settings.json")), "the created file is kept for the user"
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat $HOME/.ssh/id_rsa",
+        "cat $HOME/notes.txt",
+        "grep -r CANARY $HOME",
+        "cat ../outside.txt",
+        "grep -r CANARY .",
+        "cat .env",
+        "cp .env /dev/stdout",
+        "python3 -c \"print(open('.env').read())\"",
+        "env",
+        "cat /proc/$PPID/environ | tr '\\0' '\\n'",
+    ],
+)
+async def test_secrets_stay_unread(fenced: Fenced, policy: SandboxPolicy, command: str):
+    _, text = await fenced.run_in(policy, command)
+    assert "CANARY" not in text, f"{command} read a canary:\n{text}"
+
+
+async def test_reading_the_project_still_works(fenced: Fenced):
+    result, text = await fenced.run_in(READ_ONLY, "cat src/app.py && ls -a && python3 --version")
+    assert not result.is_error, text
+    assert "print('hi')" in text and "Python 3" in text
+
+
+class Listeners:
+    def __init__(self) -> None:
+        self.tcp = socket.socket()
+        self.tcp.bind(("127.0.0.1", 0))
+        self.tcp.listen()
+        self.tcp.setblocking(False)
+        self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.udp.bind(("127.0.0.1", 0))
+        self.udp.setblocking(False)
+
+    def connected(self) -> bool:
+        try:
+            self.tcp.accept()[0].close()
+        except BlockingIOError:
+            return False
+        return True
+
+    def received(self) -> bool:
+        try:
+            self.udp.recvfrom(100)
+        except BlockingIOError:
+            return False
+        return True
+
+    def close(self) -> None:
+        self.tcp.close()
+        self.udp.close()
+
+
+@pytest.fixture
+def listeners():
+    found = Listeners()
+    yield found
+    found.close()
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+async def test_no_network(fenced: Fenced, policy: SandboxPolicy, listeners: Listeners):
+    tcp = listeners.tcp.getsockname()[1]
+    udp = listeners.udp.getsockname()[1]
+    # A datagram sent into the private network is lost without an error: only the listener
+    # can tell that nothing got out.
+    await fenced.run_in(policy, f"echo hello > /dev/udp/127.0.0.1/{udp}")
+    await fenced.run_in(
+        policy,
+        'python3 -c "import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); '
+        f"s.sendto(b'x', ('127.0.0.1', {udp}))\"",
+    )
+    commands = [
+        f"echo hello > /dev/tcp/127.0.0.1/{tcp}",
+        f"python3 -c \"import socket; socket.create_connection(('127.0.0.1', {tcp}), 2)\"",
+        "python3 -c \"import socket; socket.getaddrinfo('example.com', 80)\"",
+    ]
+    for command in commands:
+        _, text = await fenced.run_in(policy, command)
+        assert "sandbox probably stopped it" in text, f"{command}:\n{text}"
+    assert not listeners.connected(), "a TCP connection got out"
+    assert not listeners.received(), "a UDP datagram got out"
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+async def test_unix_sockets_cannot_be_opened(fenced: Fenced, policy: SandboxPolicy, tmp_path: Path):
+    path = tmp_path / "agent.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen()
+    server.setblocking(False)
+    try:
+        command = (
+            f"python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{path}')\""
+        )
+        _, text = await fenced.run_in(policy, command)
+        assert "Operation not permitted" in text
+        with pytest.raises(BlockingIOError):
+            server.accept()
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+async def test_processes_outside_cannot_be_signalled(fenced: Fenced, policy: SandboxPolicy):
+    sleeper = subprocess.Popen(["sleep", "60"])
+    try:
+        _, text = await fenced.run_in(policy, f"kill -9 {sleeper.pid}; kill -9 $PPID")
+        assert alive(sleeper.pid)
+        assert "Operation not permitted" in text
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+async def test_a_local_server_works_inside_its_own_network(fenced: Fenced):
+    if not fenced.support.namespaces:
+        pytest.skip("no private network namespace here")
+    script = (
+        "import socket, threading\n"
+        "s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen()\n"
+        "threading.Thread(target=lambda: s.accept()[0].sendall(b'pong'), daemon=True).start()\n"
+        "c = socket.create_connection(s.getsockname()); print(c.recv(4).decode())\n"
+    )
+    (fenced.project / "serve.py").write_text(script)
+    result, text = await fenced.run_in(WORKSPACE, "python3 serve.py")
+    assert not result.is_error, text
+    assert "pong" in text
+
+
+async def test_background_commands_are_fenced_too(fenced: Fenced):
+    target = fenced.project.parent / "background-wrote"
+    result, text = await fenced.run_in(READ_ONLY, "true")
+    context = fenced.context().replace(tool_use_id="toolu_bg", sandbox=READ_ONLY)
+    from core.tools.bash import Bash
+
+    tool = Bash()
+    started = await tool.call(
+        tool.parse_input({"command": f"echo x > {target}; echo done", "run_in_background": True}),
+        context,
+        lambda _: None,
+    )
+    shell = next(iter(SHELLS.session_for(context).shells.values()))
+    assert started.data.sandbox == "read-only"
+    assert await shell.wait(30)
+    assert not target.exists()
+    assert "Permission denied" in shell.spool.read_text()
+
+
+async def test_the_sandbox_works_nested_inside_itself(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """proctor run inside a sandbox (another proctor's, or a container's) still fences."""
+    root = Path(__file__).resolve().parents[3]
+    settings = SandboxSettings(allow_read=(str(root),))
+    fenced = make_fenced(tmp_path, monkeypatch, settings=settings)
+    target = fenced.project.parent / "nested-wrote"
+    script = (
+        "import asyncio, sys\n"
+        f"sys.path.insert(0, {str(root)!r})\n"
+        "from core.sandbox.support import probe\n"
+        "support = probe()\n"
+        "print('nested:', support.available, support.namespaces, support.problem)\n"
+        "from core.sandbox.fence import FenceBuilder, FenceInputs\n"
+        "from core.sandbox.policy import ReadOnly\n"
+        "import subprocess, pathlib\n"
+        "fence = FenceBuilder(support).build(ReadOnly('t'), FenceInputs(pathlib.Path('.').resolve()), None)\n"
+        f"subprocess.run(['bash', '-c', 'echo x > {target}'], preexec_fn=fence.child.apply)\n"
+    )
+    (fenced.project / "nested.py").write_text(script)
+    result, text = await fenced.run_in(WORKSPACE, f"{sys.executable} nested.py")
+    assert "nested: True" in text, text
+    assert not target.exists()
+
+
+async def test_a_fence_that_cannot_be_built_runs_nothing(fenced: Fenced, monkeypatch):
+    from core.sandbox import kernel
+
+    marker = fenced.project / "ran"
+
+    def broken(self: kernel.ChildFence) -> None:
+        import os as _os
+
+        _os.write(1, kernel.SETUP_FAILED_MARK + b"applying the Landlock ruleset: test\n")
+        _os._exit(kernel.SETUP_FAILED_EXIT)
+
+    monkeypatch.setattr(kernel.ChildFence, "apply", broken)
+    result, text = await fenced.run_in(READ_ONLY, f"touch {marker}")
+    assert result.is_error
+    assert "The sandbox could not be set up (applying the Landlock ruleset: test)" in text
+    assert not marker.exists()

@@ -1,0 +1,125 @@
+"""Running real commands through the Bash tool inside the real kernel sandbox, for tests.
+
+The kernel is probed once per test run; tests that need a feature this machine lacks are
+skipped with the reason, so the suite holds on any Linux while CI here runs the real thing.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from engine_helpers import ScriptedPort, make_context, make_services, outcomes_of, text_of
+
+from core.events import EventRecorder
+from core.executor import StreamingToolExecutor, ToolCall, ToolCallOutcome
+from core.permissions.context import PermissionMode, ToolPermissionContext
+from core.permissions.decide import DecisionChain
+from core.permissions.rules import parse_rule
+from core.ports import PermissionAnswer
+from core.sandbox.config import SandboxSettings
+from core.sandbox.policy import SandboxPolicy
+from core.sandbox.session import SessionSandbox
+from core.sandbox.support import SandboxSupport, probe
+from core.tool import ToolContext
+from core.tools.bash import Bash
+
+SUPPORT = probe()
+needs_sandbox = pytest.mark.skipif(
+    not SUPPORT.available, reason=f"no kernel sandbox here: {SUPPORT.problem}"
+)
+needs_namespaces = pytest.mark.skipif(
+    not SUPPORT.namespaces, reason="this kernel gives no unprivileged user namespaces"
+)
+TOOL = Bash()
+
+
+@dataclass
+class Fenced:
+    """A project, a fake home with canaries, and a session whose Bash calls go through the
+    real decision chain, executor and sandbox."""
+
+    project: Path
+    home: Path
+    mode: PermissionMode = "default"
+    rules: tuple[str, ...] = ()
+    settings: SandboxSettings = field(default_factory=SandboxSettings)
+    support: SandboxSupport = SUPPORT
+    answers: list[PermissionAnswer] = field(default_factory=list)
+    recorder: EventRecorder = field(default_factory=EventRecorder)
+    port: ScriptedPort = field(init=False)
+    sandbox: SessionSandbox = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.port = ScriptedPort(self.answers)
+        self.sandbox = SessionSandbox(
+            self.settings,
+            project=self.project,
+            session_dir=self.project.parent / "session",
+            support=self.support,
+        )
+
+    def context(self) -> ToolContext:
+        rules = tuple(
+            parse_rule(text.split(" ", 1)[1], text.split(" ", 1)[0], source="cli")  # type: ignore[arg-type]
+            for text in self.rules
+        )
+        permissions = ToolPermissionContext(
+            mode=self.mode, rules=rules, bypass_available=self.mode == "bypassPermissions"
+        )
+        context = make_context([TOOL], self.project, permission_context=permissions)
+        options = replace(
+            context.options, session_dir=self.project.parent / "session", sandbox=self.sandbox
+        )
+        return context.replace(options=options)
+
+    async def run(self, command: str, **more: Any) -> tuple[ToolCallOutcome, str]:
+        services = make_services(
+            self.recorder,
+            permissions=DecisionChain(sandbox=self.sandbox),
+            permission_port=self.port,
+        )
+        executor = StreamingToolExecutor(services, self.context())
+        executor.add_tool(
+            ToolCall(f"toolu_{len(self.recorder.events)}", "Bash", {"command": command, **more})
+        )
+        [outcome] = outcomes_of([u async for u in executor.get_remaining_results()])
+        return outcome, text_of(outcome)
+
+    async def run_in(self, policy: SandboxPolicy, command: str) -> tuple[Any, str]:
+        """The Bash tool alone, with a policy as the chain would have put it on the context."""
+        context = self.context().replace(tool_use_id="toolu_direct", sandbox=policy)
+        result = await TOOL.call(TOOL.parse_input({"command": command}), context, lambda _: None)
+        return result, TOOL.map_result_to_tool_result_block(result.data, "toolu_direct")["content"]
+
+
+def make_fenced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **options: Any) -> Fenced:
+    project = tmp_path / "project"
+    home = tmp_path / "home"
+    (project / ".git" / "hooks").mkdir(parents=True)
+    (project / ".git" / "config").write_text("[core]\n")
+    (project / "src").mkdir()
+    (project / "src" / "app.py").write_text("print('hi')\n")
+    (project / ".env").write_text("API_KEY=CANARY-DOTENV\n")
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("CANARY-SSH-KEY\n")
+    (home / "notes.txt").write_text("CANARY-HOME\n")
+    (tmp_path / "outside.txt").write_text("CANARY-OUTSIDE\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PROCTOR_TEST_SECRET_TOKEN", "CANARY-ENV")
+    return Fenced(project, home, **options)
+
+
+def read_all(path: Path) -> str:
+    return path.read_text() if path.exists() else ""
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
