@@ -7,6 +7,7 @@ skipped with the reason, so the suite holds on any Linux while CI here runs the 
 from __future__ import annotations
 
 import os
+import subprocess
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -115,6 +116,15 @@ def make_fenced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **options: Any)
 
 def read_all(path: Path) -> str:
     return path.read_text() if path.exists() else ""
+
+
+def exists(path: Path) -> bool:
+    """Anything at all there, a dangling symlink included."""
+    return os.path.lexists(path)
+
+
+def start_sleeper() -> subprocess.Popen[bytes]:
+    return subprocess.Popen(["sleep", "60"])
 
 
 def alive(pid: int) -> bool:

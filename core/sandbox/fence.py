@@ -86,6 +86,9 @@ HOME_SECRETS = (
     ".cargo/credentials.toml",
     ".pyenv/.pyenv-credentials",
 )
+HOME_READABLE = (".gitconfig", ".config/git")
+"""Configuration in the home directory that everyday read-only commands cannot do without:
+git stops with "fatal" when ~/.gitconfig exists but cannot be read."""
 GIT_PROTECTED = ("config", "hooks", "modules")
 _SECRET_ENV_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL")
 _WALK_LIMIT = 200_000
@@ -279,6 +282,7 @@ class FenceBuilder:
             [
                 *(Path(p) for p in SYSTEM_READ_ROOTS),
                 *_toolchains(inputs.home),
+                *(inputs.home / name for name in HOME_READABLE),
                 *trees,
                 *inputs.allow_read,
                 Path(self._bash).parent,

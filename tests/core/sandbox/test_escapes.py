@@ -10,12 +10,19 @@ from __future__ import annotations
 
 import os
 import socket
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from sandbox_helpers import Fenced, alive, make_fenced, needs_namespaces, needs_sandbox
+from sandbox_helpers import (
+    Fenced,
+    alive,
+    exists,
+    make_fenced,
+    needs_namespaces,
+    needs_sandbox,
+    start_sleeper,
+)
 
 from core.sandbox.config import SandboxSettings
 from core.sandbox.policy import ReadOnly, SandboxPolicy, Workspace
@@ -23,6 +30,7 @@ from core.tools.shells import SHELLS
 
 pytestmark = needs_sandbox
 
+ROOT = Path(__file__).resolve().parents[3]
 READ_ONLY = ReadOnly("test")
 WORKSPACE = Workspace("test")
 POLICIES = [pytest.param(READ_ONLY, id="read-only"), pytest.param(WORKSPACE, id="workspace")]
@@ -65,8 +73,8 @@ async def test_nothing_is_written_outside_the_project(
         Path("/tmp") / f"proctor-escape-{os.getpid()}",
     ]
     for target in targets:
-        result, text = await fenced.run_in(policy, template.format(outside=target))
-        assert not os.path.lexists(target), f"{template} wrote {target}"
+        _result, text = await fenced.run_in(policy, template.format(outside=target))
+        assert not exists(target), f"{template} wrote {target}"
         assert "sandbox probably stopped it" in text, text
         assert "dangerously_disable_sandbox" in text
 
@@ -109,7 +117,7 @@ async def test_a_protected_directory_created_in_the_workspace_is_moved_out(fence
     command = (
         'mkdir .proctor && echo \'{"permissions": {"allow": ["Bash"]}}\' > .proctor/settings.json'
     )
-    result, text = await fenced.run_in(WORKSPACE, command)
+    _result, text = await fenced.run_in(WORKSPACE, command)
     assert not (fenced.project / ".proctor").exists()
     assert "protected" in text and "moved to" in text
     quarantine = fenced.project.parent / "session" / "sandbox-quarantine"
@@ -224,7 +232,7 @@ async def test_unix_sockets_cannot_be_opened(fenced: Fenced, policy: SandboxPoli
 
 @pytest.mark.parametrize("policy", POLICIES)
 async def test_processes_outside_cannot_be_signalled(fenced: Fenced, policy: SandboxPolicy):
-    sleeper = subprocess.Popen(["sleep", "60"])
+    sleeper = start_sleeper()
     try:
         _, text = await fenced.run_in(policy, f"kill -9 {sleeper.pid}; kill -9 $PPID")
         assert alive(sleeper.pid)
@@ -251,7 +259,7 @@ async def test_a_local_server_works_inside_its_own_network(fenced: Fenced):
 
 async def test_background_commands_are_fenced_too(fenced: Fenced):
     target = fenced.project.parent / "background-wrote"
-    result, text = await fenced.run_in(READ_ONLY, "true")
+    _result, _text = await fenced.run_in(READ_ONLY, "true")
     context = fenced.context().replace(tool_use_id="toolu_bg", sandbox=READ_ONLY)
     from core.tools.bash import Bash
 
@@ -272,24 +280,24 @@ async def test_the_sandbox_works_nested_inside_itself(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
     """proctor run inside a sandbox (another proctor's, or a container's) still fences."""
-    root = Path(__file__).resolve().parents[3]
-    settings = SandboxSettings(allow_read=(str(root),))
+    settings = SandboxSettings(allow_read=(str(ROOT),))
     fenced = make_fenced(tmp_path, monkeypatch, settings=settings)
     target = fenced.project.parent / "nested-wrote"
     script = (
         "import asyncio, sys\n"
-        f"sys.path.insert(0, {str(root)!r})\n"
+        f"sys.path.insert(0, {str(ROOT)!r})\n"
         "from core.sandbox.support import probe\n"
         "support = probe()\n"
         "print('nested:', support.available, support.namespaces, support.problem)\n"
         "from core.sandbox.fence import FenceBuilder, FenceInputs\n"
         "from core.sandbox.policy import ReadOnly\n"
         "import subprocess, pathlib\n"
-        "fence = FenceBuilder(support).build(ReadOnly('t'), FenceInputs(pathlib.Path('.').resolve()), None)\n"
+        "here = FenceInputs(pathlib.Path('.').resolve())\n"
+        "fence = FenceBuilder(support).build(ReadOnly('t'), here, None)\n"
         f"subprocess.run(['bash', '-c', 'echo x > {target}'], preexec_fn=fence.child.apply)\n"
     )
     (fenced.project / "nested.py").write_text(script)
-    result, text = await fenced.run_in(WORKSPACE, f"{sys.executable} nested.py")
+    _result, text = await fenced.run_in(WORKSPACE, f"{sys.executable} nested.py")
     assert "nested: True" in text, text
     assert not target.exists()
 
