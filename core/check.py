@@ -26,15 +26,24 @@ from .executor.lifecycle import format_input_error
 from .hooks import NO_PRE_OUTCOME
 from .permissions.context import PermissionMode, ToolPermissionContext
 from .permissions.decide import evaluate, prepare
-from .permissions.decision import DecidedBy, PermissionDecision
+from .permissions.decision import DecidedBy, Deny, PermissionDecision
 from .permissions.modes import MODE_LABELS, parse_mode
+from .permissions.sandboxing import SandboxView
 from .permissions.setup import permission_context_from
 from .registry import ToolPool
-from .settings import load_settings
+from .sandbox import config as sandbox_config
+from .sandbox.policy import SandboxKind
+from .sandbox.support import SandboxSupport, probe
+from .settings import PROJECT_SOURCES, load_settings
 from .tool import ToolContext, ToolOptions
 from .trust import is_trusted
 
 Behavior = Literal["allow", "ask", "deny"]
+SANDBOX_WORDS: dict[SandboxKind, str] = {
+    "read-only": "in the read-only sandbox",
+    "workspace": "in the workspace sandbox",
+    "none": "outside the sandbox",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +67,9 @@ class CheckResult:
     concurrency_safe: bool
     mode: PermissionMode
     notes: tuple[str, ...] = field(default=())
+    sandbox: SandboxKind | None = None
+    """For a command that would run (or run once approved): its sandbox ("none": outside)."""
+    sandbox_reason: str = ""
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -67,6 +79,11 @@ class CheckResult:
             "concurrency_safe": self.concurrency_safe,
             "decided_by": {"kind": self.decided_by.kind, "detail": self.decided_by.detail},
             "mode": self.mode,
+            **(
+                {"sandbox": self.sandbox, "sandbox_reason": self.sandbox_reason}
+                if self.sandbox is not None
+                else {}
+            ),
         }
 
     def as_text(self, summary: str) -> str:
@@ -77,6 +94,11 @@ class CheckResult:
             f"  mode: {MODE_LABELS[self.mode]} · read-only: {_yes(self.read_only)} · "
             f"may run beside other calls: {_yes(self.concurrency_safe)}",
         ]
+        if self.sandbox is not None:
+            where = "runs" if self.behavior == "allow" else "would run, if approved,"
+            lines.append(
+                f"  sandbox: {where} {SANDBOX_WORDS[self.sandbox]} ({self.sandbox_reason})"
+            )
         lines += [f"  note: {note}" for note in self.notes]
         return "\n".join(lines)
 
@@ -94,6 +116,7 @@ def explain(decided_by: DecidedBy) -> str:
         "tool": detail,
         "user": f"the user: {detail}",
         "analysis": "the command analysis (tree-sitter-bash)",
+        "sandbox": f"the sandbox: {detail}",
         "default": f"the default: {detail}",
     }[kind]
 
@@ -104,6 +127,22 @@ class Checker:
         self.cwd = cwd
         self.isolated = isolated
         self._contexts: dict[tuple[Any, ...], tuple[ToolPermissionContext, tuple[str, ...]]] = {}
+        self._sandboxes: dict[Path, SandboxView] = {}
+        self._support: SandboxSupport | None = None
+
+    def sandbox_view(self, cwd: Path) -> SandboxView:
+        """What a session in `cwd` would know about its sandbox (the kernel probed once)."""
+        if cwd not in self._sandboxes:
+            if self._support is None:
+                self._support = probe()
+            settings = load_settings(cwd, isolated=self.isolated)
+            merged, _ = sandbox_config.merge(
+                settings.sandbox_layers,
+                trusted=self.isolated or is_trusted(cwd),
+                project_sources=PROJECT_SOURCES,
+            )
+            self._sandboxes[cwd] = SandboxView(merged, self._support)
+        return self._sandboxes[cwd]
 
     def permission_context(
         self, request: CheckRequest
@@ -146,9 +185,11 @@ class Checker:
             options=ToolOptions(tools=self.tools),
         )
         own = await tool.check_permissions(parsed, context)
+        view = self.sandbox_view(cwd) if tool.sandboxable else None
         decision: PermissionDecision = evaluate(
-            prepare(tool, parsed, cwd, permissions), NO_PRE_OUTCOME, own
+            prepare(tool, parsed, cwd, permissions), NO_PRE_OUTCOME, own, view
         )
+        policy = None if isinstance(decision, Deny) else decision.sandbox
         safe = classify(ToolCall("check", tool.name, raw), self.tools).concurrency_safe
         try:
             read_only = bool(tool.is_read_only(parsed))
@@ -164,6 +205,8 @@ class Checker:
             safe,
             permissions.mode,
             notes,
+            policy.kind if policy is not None else None,
+            policy.why if policy is not None else "",
         )
 
 

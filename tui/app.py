@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from core.agent.live import LiveSession, PreparedSession
     from core.agent.model import ModelClient
     from core.agent.options import SessionOptions
+    from core.sandbox.session import SessionSandbox
 
     from .ports import DialogPorts
 
@@ -184,6 +185,10 @@ class ProctorApp(App[int]):
         self.live = live
         for note in self.live.notes:
             self.conversation.add_notice(note, "warning")
+        await live.sandbox.support()  # probed on a thread since the session opened
+        self.status_bar.sandbox = live.sandbox.status()
+        if not live.sandbox.known_support.available:
+            self.conversation.add_notice(_sandbox_missing(live.sandbox), "warning")
         self.status_bar.model = self.live.model.model
         self.status_bar.mode = self.live.mode
         if prepared.history:
@@ -509,3 +514,14 @@ class ProctorApp(App[int]):
     @property
     def prompt_input(self) -> PromptInput:
         return self._widget("#prompt", PromptInput)  # type: ignore[no-any-return]
+
+
+def _sandbox_missing(sandbox: SessionSandbox) -> str:
+    """Said once at start: no sandbox, what that means, and what the settings make of it."""
+    status = sandbox.status().removeprefix("sandbox: ")
+    if sandbox.settings.enabled and sandbox.settings.fail_if_unavailable:
+        return f"The sandbox is {status}: commands will not run at all (failIfUnavailable)."
+    return (
+        f"The sandbox is {status}. Commands the analysis judges read-only run without it, "
+        "as before; set sandbox.failIfUnavailable to refuse them instead."
+    )

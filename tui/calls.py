@@ -30,6 +30,7 @@ from core.events import (
     ToolNotice,
     ToolProgress,
     ToolQueued,
+    ToolSandboxed,
     ToolStarted,
 )
 
@@ -38,6 +39,14 @@ FINISHED: frozenset[CallState] = frozenset({"done", "failed", "cancelled"})
 
 _SAVED_TO = re.compile(r"^<persisted-output>\n.*?Full output saved to: (.+)$", re.MULTILINE)
 """How core/results.py (and Bash, which saves its own output) tell the model where it is."""
+
+SANDBOX_BADGES: dict[str, str] = {"read-only": "ro", "workspace": "ws", "none": "un"}
+"""Two letters in the narrow queue: read-only sandbox, workspace sandbox, unsandboxed."""
+SANDBOX_WORDS: dict[str, str] = {
+    "read-only": "read-only sandbox",
+    "workspace": "workspace sandbox",
+    "none": "not sandboxed",
+}
 
 TAIL_LINES = 3
 """How many of a running command's last output lines the queue shows under its row."""
@@ -71,6 +80,8 @@ class CallRecord:
     """The result text the model was given (from the turn's tool_result blocks)."""
     notices: list[tuple[str, str]] = field(default_factory=list)
     children: list[str] = field(default_factory=list)
+    sandbox: str | None = None
+    """For a command: the sandbox it runs in ("read-only", "workspace", "none": outside)."""
 
     @property
     def finished(self) -> bool:
@@ -203,6 +214,8 @@ class CallBook:
                 record.started_at = event.at
             case PermissionAsked():
                 record.state = "waiting"
+            case ToolSandboxed():
+                record.sandbox = event.policy
             case PermissionAnswered():
                 if not record.finished:
                     record.state = "running"
@@ -217,6 +230,7 @@ class CallBook:
                 record.state = "failed" if event.is_error else "done"
                 record.why = (event.failed_stage or "") if event.is_error else ""
                 record.ended_at = event.at
+                record.sandbox = event.sandbox or record.sandbox
                 if record.started_at is None:
                     record.started_at = event.at - event.duration_s
             case ToolCancelled():

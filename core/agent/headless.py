@@ -106,11 +106,20 @@ class _Printer:
                 state = f"cancelled: {event.reason}"
             else:
                 state = f"failed at {event.failed_stage}" if event.is_error else "done"
+                if event.sandbox is not None:
+                    state += f", {_SANDBOX_WORDS[event.sandbox]}"
             print(f"  {call} — {state}", file=sys.stderr)
 
     def _line(self, record: dict[str, Any]) -> None:
         self.out.write(json.dumps(record, default=str) + "\n")
         self.out.flush()
+
+
+_SANDBOX_WORDS = {
+    "read-only": "read-only sandbox",
+    "workspace": "workspace sandbox",
+    "none": "not sandboxed",
+}
 
 
 async def run_headless(options: HeadlessOptions, out: TextIO = sys.stdout) -> int:
@@ -143,6 +152,10 @@ async def run_headless(options: HeadlessOptions, out: TextIO = sys.stdout) -> in
         return 2
     for note in live.notes:
         print(f"proctor: {note}", file=sys.stderr)
+    await live.sandbox.support()
+    sandbox = live.sandbox.status()
+    if not sandbox.endswith("files+net"):  # said once: a weaker sandbox, or none at all
+        print(f"proctor: {sandbox}", file=sys.stderr)
     if options.output_format == "stream-json":
         printer._line(
             {
@@ -154,6 +167,7 @@ async def run_headless(options: HeadlessOptions, out: TextIO = sys.stdout) -> in
                 "mode": live.mode,
                 "model": live.model.model,
                 "version": __version__,
+                "sandbox": sandbox,
             }
         )
     started = time.monotonic()

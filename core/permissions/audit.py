@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..ports import Approve, PermissionAnswer, PermissionRequest
+from ..sandbox.policy import SandboxPolicy
 from .context import ToolPermissionContext
 from .decision import PermissionDecision
 
@@ -45,6 +46,7 @@ class AuditLog:
                 },
                 "message": getattr(decision, "message", None),
                 "mode": permissions.mode,
+                **_sandbox(getattr(decision, "sandbox", None)),
             }
         )
 
@@ -60,6 +62,7 @@ class AuditLog:
                 "rule": answer.rule if isinstance(answer, Approve) else None,
                 "feedback": None if isinstance(answer, Approve) else answer.feedback,
                 "agent": request.agent_label,
+                "sandbox": request.sandbox if approved else None,
             }
         )
 
@@ -77,6 +80,13 @@ class AuditLog:
             self._file.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
         except OSError as error:
             self.error = f"the audit log {self.path} could not be written: {error}"
+
+
+def _sandbox(policy: SandboxPolicy | None) -> dict[str, Any]:
+    """For a command: the sandbox it runs (or, asked, would run) in, and why."""
+    if policy is None:
+        return {}
+    return {"sandbox": policy.kind, "sandbox_why": policy.why}
 
 
 def _plain(input: Any) -> Any:

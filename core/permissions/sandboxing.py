@@ -85,7 +85,7 @@ def choose_sandbox(
         and decision.decided_by.kind not in _PERSON_KINDS
     ):
         return Allow(_AUTO, decision.updated_input, sandbox=Workspace(_AUTO.detail))
-    return _with(decision, _approved(settings, excluded))
+    return _with(decision, _approved(settings, excluded, "once a person says yes"))
 
 
 def _allowed(
@@ -95,7 +95,7 @@ def _allowed(
     if by.kind == "mode" and "bypass" in by.detail:
         return _with(decision, Unsandboxed("bypass permissions mode"))
     if by.kind in _PERSON_KINDS:
-        return _with(decision, _approved(settings, excluded))
+        return _with(decision, _approved(settings, excluded, f"allowed by {by.detail}"))
     if excluded is not None:
         return Ask(
             DecidedBy("sandbox", f"{excluded} is in sandbox.excludedCommands"),
@@ -127,10 +127,13 @@ def _leaving(decision: PermissionDecision, view: SandboxView, mode: str) -> Perm
     )
 
 
-def _approved(settings: SandboxSettings, excluded: str | None) -> SandboxPolicy:
-    if settings.sandbox_approved and excluded is None:
-        return Workspace("approved; sandbox.sandboxApproved keeps approved commands sandboxed")
-    return Unsandboxed("approved by a person" if excluded is None else "approved, and excluded")
+def _approved(settings: SandboxSettings, excluded: str | None, how: str) -> SandboxPolicy:
+    """What a person approved runs as they approved it."""
+    if excluded is not None:
+        return Unsandboxed(f"{how}; {excluded} is in sandbox.excludedCommands")
+    if settings.sandbox_approved:
+        return Workspace(f"{how}; sandbox.sandboxApproved keeps approved commands sandboxed")
+    return Unsandboxed(how)
 
 
 def _with(decision: PermissionDecision, policy: SandboxPolicy) -> PermissionDecision:

@@ -61,6 +61,7 @@ _KIND_WORDS: dict[DeciderKind, str] = {
     "tool": "the tool's own check",
     "user": "your earlier answer",
     "analysis": "the command check",
+    "sandbox": "the sandbox settings",
     "default": "no rule or mode allows it",
 }
 
@@ -182,6 +183,13 @@ class PermissionScreen(ModalScreen[PermissionChoice]):
                 yield from self._input_widgets()
             yield Static(Text(request.message), id="message")
             yield Static(Text(why_words(request)), id="why")
+            if request.sandbox:
+                leaving = request.decided_by.kind == "sandbox"
+                yield Static(
+                    Text(f"If you say yes, it runs {request.sandbox}."),
+                    id="sandbox",
+                    classes="-leaving" if leaving or "outside" in request.sandbox else "",
+                )
             yield OptionList(id="choices")
             yield Input(placeholder="tell the agent what to do instead", id="feedback")
 

@@ -25,7 +25,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from tui.calls import CallRecord, CallState, format_duration
+from tui.calls import SANDBOX_WORDS, CallRecord, CallState, format_duration
 
 RESULT_MAX_LINES = 40
 RESULT_MAX_CHARS = 8_000
@@ -53,7 +53,15 @@ file an edit touches. The prefix marks a shell command as one."""
 
 
 def state_text(record: CallRecord) -> str:
-    """The right-hand end of a call's line: what it is doing, or how long it took."""
+    """The right-hand end of a call's line: what it is doing, or how long it took, and for
+    a command whether it runs sandboxed."""
+    state = _state_words(record)
+    if record.sandbox is not None:
+        return f"{SANDBOX_WORDS[record.sandbox]} · {state}"
+    return state
+
+
+def _state_words(record: CallRecord) -> str:
     match record.state:
         case "queued":
             return "queued"

@@ -31,7 +31,7 @@ from rich.cells import cell_len, set_cell_size
 from rich.style import Style
 from rich.text import Text
 
-from tui.calls import CallBook, CallRecord, CallState, format_duration
+from tui.calls import SANDBOX_BADGES, CallBook, CallRecord, CallState, format_duration
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 GLYPHS: dict[CallState, str] = {
@@ -358,6 +358,9 @@ def _call_text(
     name = set_cell_size(fit(record.tool_name, name_width), name_width)
     text.append(row.gutter, style("batch"))
     text.append(f"{glyph} {name} ", state_style)
+    if record.sandbox is not None:  # how a command runs: ro / ws sandboxed, un outside
+        text.append(SANDBOX_BADGES[record.sandbox], style(f"sandbox-{record.sandbox}"))
+        text.append(" ")
     duration = "" if record.started_at is None else format_duration(record.elapsed(now))
     room = width - cell_len(text.plain) - DURATION_WIDTH - 1
     summary = one_line(record.summary)

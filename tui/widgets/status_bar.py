@@ -78,6 +78,9 @@ class StatusBar(Widget):
     StatusBar > #status-mode.-bypassPermissions { background: $mode-bypass; }
     StatusBar > #status-mode.-dontAsk { background: $mode-dont-ask; }
     StatusBar > #status-model { color: $text; }
+    StatusBar > #status-sandbox { color: $risk-low; }
+    StatusBar > #status-sandbox.-weak { color: $risk-medium; }
+    StatusBar > #status-sandbox.-off { color: $risk-high; text-style: bold; }
     StatusBar > #status-activity { width: 1fr; text-align: right; }
     """
 
@@ -94,6 +97,9 @@ class StatusBar(Widget):
     """The session's cost so far at list price; None when the model's price is unknown."""
     activity: reactive[str] = reactive("idle")
     """What is going on, in words; the app sets it."""
+    sandbox: reactive[str] = reactive("")
+    """`sandbox: files+net`, `sandbox: off — <why>` (`SessionSandbox.status()`); "" before
+    the session knows."""
 
     class ModeClicked(Message):
         """The mode pill was clicked (the app may cycle the mode, as the mode key does)."""
@@ -124,6 +130,7 @@ class StatusBar(Widget):
         self._session_label = Label(id="status-session")
         self._tokens_label = Label(id="status-tokens")
         self._cost_label = Label(id="status-cost")
+        self._sandbox_label = Label(id="status-sandbox")
         self._activity_label = Label(id="status-activity")
         self.usage: dict[str, int] = dict.fromkeys(USAGE_KEYS, 0)
         """The session's token usage so far, summed over every turn, sub-agents' included."""
@@ -134,6 +141,7 @@ class StatusBar(Widget):
 
     def compose(self) -> ComposeResult:
         yield self._mode_label
+        yield self._sandbox_label
         yield self._model_label
         yield self._session_label
         yield self._tokens_label
@@ -146,6 +154,7 @@ class StatusBar(Widget):
         self.watch_session_id(self.session_id)
         self._show_tokens()
         self.watch_cost_usd(self.cost_usd)
+        self.watch_sandbox(self.sandbox)
         self._show_activity()
 
     # -- feeding ---------------------------------------------------------------------------------
@@ -208,6 +217,12 @@ class StatusBar(Widget):
 
     def watch_cost_usd(self, cost: float | None) -> None:
         self._cost_label.update(describe_cost(cost))
+
+    def watch_sandbox(self, sandbox: str) -> None:
+        self._sandbox_label.display = bool(sandbox)
+        self._sandbox_label.set_class(sandbox.startswith("sandbox: off"), "-off")
+        self._sandbox_label.set_class("(" in sandbox and "off" not in sandbox, "-weak")
+        self._sandbox_label.update(sandbox)
 
     def watch_activity(self) -> None:
         self._show_activity()

@@ -76,6 +76,9 @@ class ToolQueue(ScrollView, can_focus=True):
         "tool-queue--batch",
         "tool-queue--summary",
         "tool-queue--cursor",
+        "tool-queue--sandbox-read-only",
+        "tool-queue--sandbox-workspace",
+        "tool-queue--sandbox-none",
     }
 
     DEFAULT_CSS = """
@@ -95,6 +98,9 @@ class ToolQueue(ScrollView, can_focus=True):
     ToolQueue > .tool-queue--batch { color: $primary; }
     ToolQueue > .tool-queue--summary { color: $text-muted; }
     ToolQueue > .tool-queue--cursor { background: $surface-lighten-1; }
+    ToolQueue > .tool-queue--sandbox-read-only { color: $risk-low; }
+    ToolQueue > .tool-queue--sandbox-workspace { color: $risk-medium; }
+    ToolQueue > .tool-queue--sandbox-none { color: $risk-high; text-style: bold; }
     ToolQueue:focus > .tool-queue--cursor { background: $primary 35%; }
     """
 
