@@ -118,6 +118,14 @@ def read_all(path: Path) -> str:
     return path.read_text() if path.exists() else ""
 
 
+def repository_running(project: Path, program: str) -> None:
+    """Make `project` a git repository whose configuration runs `program` on `git status`
+    (core.fsmonitor): a read-only command that runs code, as a cloned repository can."""
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    config = project / ".git" / "config"
+    config.write_text(config.read_text() + f"[core]\n\tfsmonitor = {program}\n")
+
+
 def exists(path: Path) -> bool:
     """Anything at all there, a dangling symlink included."""
     return os.path.lexists(path)

@@ -4,13 +4,12 @@ fallback, a kernel that says it has none)."""
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from app_helpers import SIZE, bash, make_app, text, turn_over, until
-from sandbox_helpers import needs_sandbox
+from sandbox_helpers import needs_sandbox, repository_running
 from test_dialogs import answer, bash_request, text_of
 
 from core.permissions.decision import DecidedBy
@@ -45,9 +44,7 @@ def status_text(app) -> str:
 @needs_sandbox
 async def test_the_status_bar_queue_and_conversation_say_how_commands_ran(project: Path):
     outside = project.parent / "escaped"
-    subprocess.run(["git", "init", "-q", str(project)], check=True)
-    config = project / ".git" / "config"
-    config.write_text(config.read_text() + f"[core]\n\tfsmonitor = touch {outside}\n")
+    repository_running(project, f"touch {outside}")
     turns = [[text("Looking at the repository."), bash("git status")], [text("Done.")]]
     app = make_app(project, turns)
     async with app.run_test(size=SIZE) as pilot:

@@ -4,11 +4,17 @@ commands for real and look at what happened."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
-from sandbox_helpers import SUPPORT, Fenced, exists, make_fenced, needs_sandbox
+from sandbox_helpers import (
+    SUPPORT,
+    Fenced,
+    exists,
+    make_fenced,
+    needs_sandbox,
+    repository_running,
+)
 
 from core.events import ToolCompleted, ToolSandboxed
 from core.hooks import NO_PRE_OUTCOME
@@ -157,10 +163,7 @@ def test_tools_that_run_no_commands_carry_no_policy():
 
 @pytest.fixture
 def git_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Fenced:
-    fenced = make_fenced(tmp_path, monkeypatch)
-    project = fenced.project
-    subprocess.run(["git", "init", "-q", str(project)], check=True)
-    return fenced
+    return make_fenced(tmp_path, monkeypatch)
 
 
 @needs_sandbox
@@ -168,8 +171,7 @@ async def test_a_read_only_git_command_cannot_run_code_from_the_repository(git_p
     """`git status` is read-only to the analysis, but a repository's core.fsmonitor runs a
     program: the sandbox keeps that program from writing anything."""
     target = git_project.project.parent / "fsmonitor-wrote"
-    config = git_project.project / ".git" / "config"
-    config.write_text(config.read_text() + f"[core]\n\tfsmonitor = touch {target}\n")
+    repository_running(git_project.project, f"touch {target}")
     outcome, text = await git_project.run("git status")
     assert not exists(target)
     assert outcome.sandbox == "read-only"
