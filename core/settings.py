@@ -13,7 +13,9 @@ Why it is shaped this way:
 - A bad file never stops proctor. A JSON syntax error (or a file that cannot be read) ignores
   that whole file; a known key of the wrong type skips just that key (or that list element);
   a bad rule skips just that rule. Each is a `SettingsProblem` naming file, line and column.
-  Unknown keys are ignored so newer files work with older proctors.
+  Unknown keys are ignored so newer files work with older proctors, except inside the
+  `sandbox` section: a sandbox setting that is misspelt or unsupported would quietly leave
+  commands less fenced than the user meant, so it is reported.
 - Rules from every source are kept, each remembering its source and file: the decision chain
   makes a deny anywhere beat an allow anywhere, so nothing here may drop a rule.
 - Scalars (`defaultMode`, `modeCycle`, `readClaudeSettings`) come from the highest source

@@ -29,6 +29,8 @@ def test_the_runner_lists_every_figure_the_issues_name():
         "tui_first_frame_ratio",
         "tui_event_flood_s",
         "tui_key_latency_ms",
+        "sandbox_overhead_ms",
+        "sandbox_probe_ms",
     ):
         assert figure in listed
 
