@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from ..bash import unwrap
 from ..sandbox.config import SandboxSettings
 from ..sandbox.policy import ReadOnly, SandboxPolicy, Unsandboxed, Workspace
 from ..sandbox.support import SandboxSupport
@@ -60,8 +61,10 @@ def choose_sandbox(
     call: Call, decision: PermissionDecision, view: SandboxView | None
 ) -> PermissionDecision:
     """The decision with the sandbox policy it runs (or would run) under."""
-    if not call.tool.sandboxable or isinstance(decision, Deny):
+    if not call.tool.sandboxable:
         return decision
+    if isinstance(decision, Deny):
+        return _unasked(call, decision, view)
     if view is None:
         return _with(decision, Unsandboxed("this session has no sandbox"))
     settings, mode = view.settings, call.permissions.mode
@@ -86,6 +89,22 @@ def choose_sandbox(
     ):
         return Allow(_AUTO, decision.updated_input, sandbox=Workspace(_AUTO.detail))
     return _with(decision, _approved(settings, excluded, "once a person says yes"))
+
+
+def _unasked(call: Call, decision: Deny, view: SandboxView | None) -> PermissionDecision:
+    """dontAsk refuses what would ask; with autoAllowBashIfSandboxed nothing would have asked
+    (an unattended run that trusts the fence), so it runs in the workspace sandbox."""
+    if (
+        view is None
+        or not view.on
+        or not view.settings.auto_allow_bash_if_sandboxed
+        or decision.decided_by.kind != "mode"
+        or call.permissions.mode != "dontAsk"
+        or _leaves_sandbox(call.input)
+        or _excluded(call, view.settings) is not None
+    ):
+        return decision
+    return Allow(_AUTO, sandbox=Workspace(_AUTO.detail))
 
 
 def _allowed(
@@ -154,7 +173,11 @@ def _excluded(call: Call, settings: SandboxSettings) -> str | None:
     texts: list[str] = []
     if analysis is not None:
         for command in analysis.commands:
-            texts.append(" ".join(command.argv) if command.argv else command.text)
+            if command.argv:
+                texts.append(" ".join(command.argv))
+                texts.append(" ".join(unwrap(command.argv)))  # `sudo docker`, `env X=1 npm`
+            else:
+                texts.append(command.text)
     elif hasattr(call.input, "command"):
         texts.append(str(call.input.command))
     for text in texts:

@@ -24,12 +24,13 @@ Why it is shaped this way:
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import stat
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -92,6 +93,11 @@ git stops with "fatal" when ~/.gitconfig exists but cannot be read."""
 GIT_PROTECTED = ("config", "hooks", "modules")
 _SECRET_ENV_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL")
 _WALK_LIMIT = 200_000
+_MASK_LIMIT = 5_000
+_NOT_WALKED = frozenset(p for p in SYSTEM_READ_ROOTS if p != "/etc")
+"""Too big (/usr) or endless (/proc) to search for paths a deny pattern covers: patterns
+reach into them only by naming a path there outright (`//usr/share/secret`)."""
+_UNLIKELY = "proctor-sandbox-probe-name"
 _NO_SOCKETS: frozenset[int] = frozenset()
 
 QUARANTINE_DIRNAME = "sandbox-quarantine"
@@ -186,8 +192,12 @@ class DirectoryIndex:
     def __init__(self) -> None:
         self._listings: dict[str, tuple[int, list[tuple[str, bool]]]] = {}
 
-    def walk(self, root: Path, limit: int = _WALK_LIMIT) -> Iterator[Path]:
-        """Every path below `root` (not following symlinks), at most `limit` of them."""
+    def walk(
+        self, root: Path, *, skip: Callable[[Path, bool], bool] | None = None
+    ) -> Iterator[Path]:
+        """Every path below `root` (not following symlinks). `skip(path, is_dir)` true for a
+        directory leaves out what is below it. More than `_WALK_LIMIT` entries is an
+        OSError: a search that stops halfway would miss what it is for."""
         pending = [os.fspath(root)]
         seen = 0
         while pending:
@@ -195,10 +205,14 @@ class DirectoryIndex:
             for name, is_dir in self._list(directory):
                 path = os.path.join(directory, name)
                 seen += 1
-                if seen > limit:
-                    return
-                yield Path(path)
-                if is_dir:
+                if seen > _WALK_LIMIT:
+                    raise OSError(
+                        f"{root} has more than {_WALK_LIMIT:,} entries to search for the paths "
+                        "the deny rules cover; narrow the rules (anchor them: ./secrets/**)"
+                    )
+                found = Path(path)
+                yield found
+                if is_dir and not (skip is not None and skip(found, is_dir)):
                     pending.append(path)
 
     def _list(self, directory: str) -> list[tuple[str, bool]]:
@@ -297,13 +311,25 @@ class FenceBuilder:
             for root in writable:
                 for path in _protected_in(root, inputs):
                     (protected if os.path.lexists(path) else missing).append(path)
+                protected += self._nested_git(root)
             protected += [
                 path
                 for path in self._matching(inputs.deny_write, writable, writable)
                 if path not in protected
             ]
+        if len(denied) + len(protected) > _MASK_LIMIT:
+            raise OSError(
+                f"{len(denied) + len(protected):,} paths would need covering, more than the "
+                f"sandbox makes ({_MASK_LIMIT:,}); narrow the deny rules"
+            )
         mounts: list[kernel.Mount] = []
         if support.namespaces:
+            if isinstance(policy, ReadOnly):
+                # Landlock already refuses writes; read-only mounts also hold where an older
+                # Landlock ABI does not reach (truncate before ABI 3, ioctls before 5).
+                for tree in trees:
+                    target = os.fspath(tree)
+                    mounts.append(kernel.Mount(target, target, True, kernel.mount_flags(target)))
             for root in read_roots:
                 ruleset.allow(os.fspath(root), kernel.READ_RIGHTS)
             for root in writable:
@@ -356,26 +382,63 @@ class FenceBuilder:
         self, patterns: Iterable[PathPattern], roots: list[Path], trees: list[Path]
     ) -> Iterator[Path]:
         """Existing paths the patterns cover inside `roots`: anchored patterns from where
-        they are anchored, floating ones by walking the user's own trees."""
+        they are anchored, floating ones by walking the user's own trees. A directory whose
+        whole content is covered is one path, not one per file."""
+        patterns = list(patterns)
         floating = [p for p in patterns if not p.roots]
         for pattern in patterns:
             for root in pattern.roots:
-                if not _within_any(root, roots) and not any(is_within(r, root) for r in roots):
-                    continue
                 start = _literal_start(pattern, root)
                 if start is None:
                     continue
-                if pattern.matches(start) and _within_any(start, roots):
-                    yield start
-                if start.is_dir() and not start.is_symlink():
-                    for path in self.index.walk(start):
-                        if pattern.matches(path) and _within_any(path, roots):
-                            yield path
+                if _within_any(start, roots):
+                    starts = [start]
+                else:  # above the readable trees (`//**/*.pem`): search inside them only
+                    starts = [r for r in roots if is_within(r, start)]
+                for place in starts:
+                    yield from self._search(place, [pattern])
         if floating:
             for tree in trees:
-                for path in self.index.walk(tree):
-                    if any(p.matches(path) for p in floating):
-                        yield path
+                yield from self._search(tree, floating)
+
+    def _search(self, start: Path, patterns: list[PathPattern]) -> Iterator[Path]:
+        if any(is_within(start, Path(p)) for p in _NOT_WALKED):
+            if any(p.matches(start) for p in patterns):
+                yield start
+            return
+        if any(p.matches(start) for p in patterns):
+            yield start
+            return
+        if not start.is_dir() or start.is_symlink():
+            return
+        covered: list[Path] = []
+
+        def skip(path: Path, is_dir: bool) -> bool:
+            # Stop at what is covered whole, and at .git's object store.
+            return path in covered or path.name == ".git"
+
+        for path in self.index.walk(start, skip=skip):
+            if any(_covers(p, path) for p in patterns):
+                covered.append(path)
+                yield path
+
+    def _nested_git(self, root: Path) -> list[Path]:
+        """The configuration and hooks of git repositories inside a writable tree (not its
+        own, which `_protected_in` covers): a later, approved git command there would run
+        whatever a sandboxed command planted."""
+        found: list[Path] = []
+
+        def skip(path: Path, is_dir: bool) -> bool:
+            return path.name in (".git", "node_modules")
+
+        for path in self.index.walk(root, skip=skip):
+            if path.name != ".git" or path.parent == root:
+                continue
+            if path.is_dir():
+                found += [path / name for name in GIT_PROTECTED if (path / name).exists()]
+            else:
+                found.append(path)
+        return found
 
 
 _SOCKETS_WITH_PRIVATE_NETWORK = frozenset({2, 10})  # AF_INET, AF_INET6: the namespace's own lo
@@ -432,9 +495,37 @@ def _protected_in(root: Path, inputs: FenceInputs) -> Iterator[Path]:
             yield git / name
     else:
         yield git  # a gitdir pointer file, or a repository not made yet
+    for hooks in _hooks_paths(git / "config", inputs.home / ".gitconfig"):
+        path = Path(os.path.normpath(root / os.path.expanduser(hooks)))
+        if is_within(path, root) and path != root:
+            yield path
     for path in inputs.protected_files:
         if is_within(path, root):
             yield path
+
+
+_HOOKS_PATH = re.compile(r"^\s*hookspath\s*=\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
+
+
+def _hooks_paths(*configs: Path) -> list[str]:
+    """`core.hooksPath` as the repository's and the user's git configuration set it: git
+    runs the hooks it finds there, so a sandboxed command must not be able to plant one."""
+    found: list[str] = []
+    for config in configs:
+        try:
+            text = config.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        found += [value.strip('"') for value in _HOOKS_PATH.findall(text)]
+    return found
+
+
+def _covers(pattern: PathPattern, path: Path) -> bool:
+    """The pattern covers the path, or the directory's every possible content."""
+    if pattern.matches(path):
+        return True
+    probe = path / _UNLIKELY
+    return pattern.matches(probe) and pattern.matches(probe / _UNLIKELY)
 
 
 def _literal_start(pattern: PathPattern, root: Path) -> Path | None:

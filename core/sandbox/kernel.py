@@ -332,10 +332,17 @@ class ChildFence:
                 for mount in self.mounts:
                     step = f"covering {mount.target}"
                     target = os.fsencode(mount.target)
-                    _check(LIBC.mount(os.fsencode(mount.source), target, None, MS_BIND, None))
+                    # Recursive: a mask already made inside a tree stays in the new bind.
+                    source = os.fsencode(mount.source)
+                    _check(LIBC.mount(source, target, None, MS_BIND | MS_REC, None))
                     if mount.read_only:
                         flags = MS_BIND | MS_REMOUNT | MS_RDONLY | mount.flags
                         _check(LIBC.mount(None, target, None, flags, None))
+                if self.mounts:
+                    # The working directory was entered before the mounts were made, so it
+                    # still looks at what they cover: enter it again, through them.
+                    step = "entering the working directory again"
+                    os.chdir(os.getcwd())
                 step = "bringing up the private loopback"
                 _loopback_up()
             step = "dropping capabilities"

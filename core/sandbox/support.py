@@ -73,7 +73,10 @@ def _probe() -> SandboxSupport:
 
 def _try(abi: int, *, namespaces: bool, seccomp: bool) -> str:
     """Run /bin/true inside such a fence; "" when it worked, else what failed."""
-    ruleset = kernel.Ruleset(abi, handle_net=not namespaces)
+    try:
+        ruleset = kernel.Ruleset(abi, handle_net=not namespaces)
+    except OSError as error:
+        return str(error)
     try:
         for root in ("/usr", "/bin", "/lib", "/lib64"):
             ruleset.allow(root, kernel.READ_RIGHTS)

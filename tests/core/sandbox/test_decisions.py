@@ -255,3 +255,18 @@ def test_the_status_line_says_how_strong_the_sandbox_is():
         "(commands are refused: failIfUnavailable)"
     )
     assert SUPPORT.probe_ms >= 0
+
+
+def test_unattended_runs_that_trust_the_fence_run_in_the_workspace():
+    auto = SandboxSettings(auto_allow_bash_if_sandboxed=True)
+    decision = decide("npm install", mode="dontAsk", settings=auto)
+    assert isinstance(decision, Allow) and isinstance(decision.sandbox, Workspace)
+    assert isinstance(decide("npm install", mode="dontAsk"), Deny)
+    excluded = SandboxSettings(auto_allow_bash_if_sandboxed=True, excluded_commands=("npm",))
+    assert isinstance(decide("npm install", mode="dontAsk", settings=excluded), Deny)
+
+
+def test_an_excluded_command_is_found_behind_wrappers():
+    excluded = SandboxSettings(excluded_commands=("cat",))
+    for command in ("timeout 5 cat x", "env LANG=C cat x", "nice cat x"):
+        assert isinstance(decide(command, settings=excluded), Ask), command

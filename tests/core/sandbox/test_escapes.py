@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from sandbox_helpers import (
+    SUPPORT,
     Fenced,
     alive,
     exists,
@@ -26,6 +27,7 @@ from sandbox_helpers import (
 
 from core.sandbox.config import SandboxSettings
 from core.sandbox.policy import ReadOnly, SandboxPolicy, Workspace
+from core.sandbox.support import SandboxSupport
 from core.tools.shells import SHELLS
 
 pytestmark = needs_sandbox
@@ -318,3 +320,183 @@ async def test_a_fence_that_cannot_be_built_runs_nothing(fenced: Fenced, monkeyp
     assert result.is_error
     assert "The sandbox could not be set up (applying the Landlock ruleset: test)" in text
     assert not marker.exists()
+
+
+# -- carve-outs that are easy to get wrong ------------------------------------------------
+
+
+async def test_a_symlink_in_the_project_does_not_reach_a_secret(fenced: Fenced):
+    (fenced.project / "key").symlink_to(fenced.home / ".ssh" / "id_rsa")
+    (fenced.project / "homedir").symlink_to(fenced.home)
+    for policy in (READ_ONLY, WORKSPACE):
+        _, text = await fenced.run_in(policy, "cat key; cat homedir/notes.txt; grep -rL x .")
+        assert "CANARY" not in text, text
+
+
+async def test_hooks_in_a_configured_hooks_path_cannot_be_planted(fenced: Fenced):
+    hooks = fenced.project / "scripts" / "hooks"
+    hooks.mkdir(parents=True)
+    config = fenced.project / ".git" / "config"
+    config.write_text("[core]\n\thooksPath = scripts/hooks\n")
+    _, text = await fenced.run_in(WORKSPACE, "echo evil > scripts/hooks/pre-commit")
+    assert not exists(hooks / "pre-commit")
+    assert "sandbox probably stopped it" in text
+
+
+async def test_a_nested_repository_keeps_its_configuration(fenced: Fenced):
+    nested = fenced.project / "vendor" / "lib" / ".git"
+    (nested / "hooks").mkdir(parents=True)
+    (nested / "config").write_text("[core]\n")
+    command = (
+        "echo '[core] fsmonitor = evil' >> vendor/lib/.git/config; touch vendor/lib/.git/hooks/x"
+    )
+    await fenced.run_in(WORKSPACE, command)
+    assert (nested / "config").read_text() == "[core]\n"
+    assert not exists(nested / "hooks" / "x")
+
+
+async def test_a_denied_directory_is_covered_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    fenced = make_fenced(tmp_path, monkeypatch, rules=("deny Read(./secrets/**)",))
+    secrets = fenced.project / "secrets" / "deep"
+    secrets.mkdir(parents=True)
+    for n in range(50):
+        (secrets / f"s{n}.txt").write_text("CANARY-SECRET-DIR\n")
+    for policy in (READ_ONLY, WORKSPACE):
+        _, text = await fenced.run_in(policy, "grep -r CANARY-SECRET . ; cat secrets/deep/s1.txt")
+        assert "CANARY" not in text, text
+    fence = fenced.sandbox.fence(READ_ONLY, fenced.context().permission_context, None)
+    try:
+        masked = [m.target for m in fence.child.mounts if not m.read_only]
+        assert str(fenced.project / "secrets") in masked
+        assert not any("s1.txt" in target for target in masked)
+    finally:
+        fence.finish()
+
+
+async def test_a_deny_pattern_anchored_at_the_root_still_covers_the_project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    fenced = make_fenced(tmp_path, monkeypatch, rules=("deny Read(//**/*.pem)",))
+    (fenced.project / "src" / "server.pem").write_text("CANARY-PEM\n")
+    _, text = await fenced.run_in(READ_ONLY, "cat src/server.pem; grep -r CANARY-PEM src")
+    assert "CANARY" not in text, text
+
+
+async def test_settings_deny_read_paths_are_unreadable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    settings = SandboxSettings(deny_read=("config/prod.yaml",))
+    fenced = make_fenced(tmp_path, monkeypatch, settings=settings)
+    (fenced.project / "config").mkdir()
+    (fenced.project / "config" / "prod.yaml").write_text("password: CANARY-PROD\n")
+    _, text = await fenced.run_in(READ_ONLY, "cat config/prod.yaml; grep -r CANARY-PROD .")
+    assert "CANARY-PROD" not in text, text
+
+
+async def test_a_project_too_large_to_search_runs_nothing(
+    fenced: Fenced, monkeypatch: pytest.MonkeyPatch
+):
+    from core.sandbox import fence as fence_module
+
+    monkeypatch.setattr(fence_module, "_WALK_LIMIT", 3)
+    for n in range(10):
+        (fenced.project / f"f{n}").write_text("x")
+    outcome, text = await fenced.run("cat f1")
+    assert outcome.is_error
+    assert "narrow the rules" in text
+    assert outcome.sandbox == "read-only"
+
+
+async def test_a_working_directory_under_a_carve_out_sees_the_carve_out(fenced: Fenced):
+    """The child enters its directory before the mounts are made; relative paths from
+    there must still meet them (`cd .git/hooks`, then a relative write)."""
+    hooks = fenced.project / ".git" / "hooks"
+    context = fenced.context()
+    session = SHELLS.session_for(context)
+    session.cwd = hooks
+    _, text = await fenced.run_in(WORKSPACE, "echo evil > pre-commit")
+    assert not exists(hooks / "pre-commit"), text
+    session.cwd = fenced.project
+    _, text = await fenced.run_in(READ_ONLY, "cat .env")
+    assert "CANARY" not in text
+
+
+async def test_a_sandboxed_command_that_times_out_is_stopped(fenced: Fenced):
+    outcome, text = await fenced.run("sleep 30", timeout=500)
+    assert outcome.is_error and "timed out" in text
+    assert outcome.sandbox == "read-only"
+
+
+async def test_a_denied_file_inside_a_protected_directory_stays_unreadable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """The protected directory is bound read-only after the mask is made inside it: the
+    bind must carry the mask along."""
+    fenced = make_fenced(tmp_path, monkeypatch, rules=("deny Read(.claude/token)",))
+    (fenced.project / ".claude").mkdir()
+    (fenced.project / ".claude" / "token").write_text("CANARY-TOKEN\n")
+    _, text = await fenced.run_in(WORKSPACE, "cat .claude/token")
+    assert "CANARY" not in text, text
+
+
+# -- no capability survives, in either way of building the fence ---------------------------
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+async def test_no_capability_survives_into_the_command(fenced: Fenced, policy: SandboxPolicy):
+    """Root keeps no capability either (CI runs as root): no module loading, no raw disks,
+    no mounts, even where Landlock would not see it."""
+    _, text = await fenced.run_in(policy, "grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb):' /proc/self/status")
+    lines = [line.split() for line in text.splitlines() if line.startswith("Cap")]
+    assert len(lines) == 5, text
+    assert all(int(value, 16) == 0 for _, value in lines), text
+
+
+LANDLOCK_ONLY = SandboxSupport(
+    landlock_abi=SUPPORT.landlock_abi, namespaces=False, seccomp=SUPPORT.seccomp, problem=None
+)
+
+
+@pytest.fixture
+def landlock_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Fenced:
+    """The fence as it is built where user namespaces are forbidden: Landlock and seccomp
+    alone, carve-outs by granting around them."""
+    return make_fenced(tmp_path, monkeypatch, rules=("deny Read(.env)",), support=LANDLOCK_ONLY)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+async def test_without_namespaces_the_fence_still_holds(
+    landlock_only: Fenced, policy: SandboxPolicy, listeners: Listeners
+):
+    fenced = landlock_only
+    outside = fenced.project.parent / "written-outside"
+    tcp = listeners.tcp.getsockname()[1]
+    udp = listeners.udp.getsockname()[1]
+    commands = [
+        f"touch {outside}",
+        "cat $HOME/.ssh/id_rsa",
+        "grep -r CANARY .",
+        "echo evil >> .git/config",
+        "touch .git/hooks/pre-commit",
+        f"echo x > /dev/tcp/127.0.0.1/{tcp}",
+        f"echo x > /dev/udp/127.0.0.1/{udp}",
+        "grep -E '^Cap(Prm|Eff|Bnd):' /proc/self/status",
+    ]
+    for command in commands:
+        _, text = await fenced.run_in(policy, command)
+        assert "CANARY" not in text, f"{command}:\n{text}"
+        if command.startswith("grep -E"):
+            assert all(line.split()[1].strip("0") == "" for line in text.splitlines()), text
+    assert not exists(outside)
+    assert (fenced.project / ".git" / "config").read_text() == "[core]\n"
+    assert not exists(fenced.project / ".git" / "hooks" / "pre-commit")
+    assert not listeners.connected() and not listeners.received()
+
+
+async def test_without_namespaces_the_workspace_writes_below_the_top(landlock_only: Fenced):
+    fenced = landlock_only
+    result, text = await fenced.run_in(WORKSPACE, "echo ok > src/new.py && cat src/new.py")
+    assert not result.is_error, text
+    _, text = await fenced.run_in(WORKSPACE, "mkdir .proctor")
+    assert not exists(fenced.project / ".proctor")
+    assert "sandbox probably stopped it" in text

@@ -179,3 +179,16 @@ async def test_the_audit_log_records_the_sandbox_of_each_decision_and_answer(
     assert ls["sandbox"] == "read-only" and ls["sandbox_why"] == "judged read-only by the analysis"
     assert touch["behavior"] == "ask" and touch["sandbox"] == "none"
     assert answer["kind"] == "answer" and answer["sandbox"] == "outside the sandbox"
+
+
+def test_a_probe_that_cannot_even_make_a_ruleset_says_why(monkeypatch: pytest.MonkeyPatch):
+    from core.sandbox import kernel, support
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise kernel.KernelError(1, "creating the Landlock ruleset: Operation not permitted")
+
+    monkeypatch.setattr(kernel, "landlock_abi", lambda: 7)
+    monkeypatch.setattr(kernel.Ruleset, "__init__", refuse)
+    found = support.probe()
+    assert not found.available
+    assert "Operation not permitted" in (found.problem or "")
