@@ -35,6 +35,11 @@ needs_sandbox = pytest.mark.skipif(
 needs_namespaces = pytest.mark.skipif(
     not SUPPORT.namespaces, reason="this kernel gives no unprivileged user namespaces"
 )
+needs_network_isolation = pytest.mark.skipif(
+    not (SUPPORT.namespaces or SUPPORT.seccomp),
+    reason="this kernel offers neither network namespaces nor seccomp",
+)
+needs_seccomp = pytest.mark.skipif(not SUPPORT.seccomp, reason="this kernel has no seccomp")
 TOOL = Bash()
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from app_helpers import SIZE, bash, make_app, text, turn_over, until
-from sandbox_helpers import needs_sandbox, repository_running
+from sandbox_helpers import SUPPORT, needs_sandbox, repository_running
 from test_dialogs import answer, bash_request, text_of
 
 from core.permissions.decision import DecidedBy
@@ -49,7 +49,8 @@ async def test_the_status_bar_queue_and_conversation_say_how_commands_ran(projec
     app = make_app(project, turns)
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: turn_over(app), "the turn to end")
-        await until(pilot, lambda: status_text(app) == "sandbox: files+net", "the status")
+        expected = f"sandbox: {SUPPORT.strength()}"
+        await until(pilot, lambda: status_text(app) == expected, "the status")
         [record] = app.book.calls.values()
         assert record.sandbox == "read-only"
         assert not outside.exists()

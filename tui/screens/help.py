@@ -36,6 +36,14 @@ MODES = (
     "with --allow-bypass). Deny and ask rules apply in every mode."
 )
 
+SANDBOX = (
+    "Commands nobody approved run in a kernel sandbox. In the tool queue, ro means the "
+    "read-only sandbox (no writes, no network, no reading outside the project), ws the "
+    "workspace sandbox (writes only inside the project, protected paths excepted), un "
+    "outside the sandbox: you, a rule or a hook approved it. The status bar says how strong "
+    "the sandbox is here. A command that asks to leave the sandbox always asks you."
+)
+
 
 def _key_table(rows: Sequence[tuple[str, str]]) -> Text:
     """Keys in a column: plain `Text` (not a rich Table) so the lines wrap and can be read."""
@@ -71,6 +79,8 @@ class HelpScreen(ModalScreen[None]):
                 yield Static(_key_table(DIALOG_KEYS), id="dialog-keys")
                 yield Static(Text("Modes", style="bold"), classes="h")
                 yield Static(Text(MODES), id="modes")
+                yield Static(Text("The sandbox", style="bold"), classes="h")
+                yield Static(Text(SANDBOX), id="sandbox")
 
     def on_mount(self) -> None:
         self.query_one("#app-keys", Static).update(_key_table(self.app_keys()))

@@ -21,7 +21,9 @@ from sandbox_helpers import (
     exists,
     make_fenced,
     needs_namespaces,
+    needs_network_isolation,
     needs_sandbox,
+    needs_seccomp,
     start_sleeper,
 )
 
@@ -189,6 +191,7 @@ def listeners():
     found.close()
 
 
+@needs_network_isolation
 @pytest.mark.parametrize("policy", POLICIES)
 async def test_no_network(fenced: Fenced, policy: SandboxPolicy, listeners: Listeners):
     tcp = listeners.tcp.getsockname()[1]
@@ -213,6 +216,7 @@ async def test_no_network(fenced: Fenced, policy: SandboxPolicy, listeners: List
     assert not listeners.received(), "a UDP datagram got out"
 
 
+@needs_seccomp
 @pytest.mark.parametrize("policy", POLICIES)
 async def test_unix_sockets_cannot_be_opened(fenced: Fenced, policy: SandboxPolicy, tmp_path: Path):
     path = tmp_path / "agent.sock"
@@ -355,6 +359,7 @@ async def test_a_nested_repository_keeps_its_configuration(fenced: Fenced):
     assert not exists(nested / "hooks" / "x")
 
 
+@needs_namespaces
 async def test_a_denied_directory_is_covered_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     fenced = make_fenced(tmp_path, monkeypatch, rules=("deny Read(./secrets/**)",))
     secrets = fenced.project / "secrets" / "deep"
@@ -464,6 +469,7 @@ def landlock_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Fenced:
     return make_fenced(tmp_path, monkeypatch, rules=("deny Read(.env)",), support=LANDLOCK_ONLY)
 
 
+@needs_seccomp
 @pytest.mark.parametrize("policy", POLICIES)
 async def test_without_namespaces_the_fence_still_holds(
     landlock_only: Fenced, policy: SandboxPolicy, listeners: Listeners
