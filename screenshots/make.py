@@ -52,6 +52,11 @@ from tui.screens.plan import PlanScreen  # noqa: E402
 from tui.screens.question import QuestionScreen  # noqa: E402
 from tui.screens.viewer import OutputViewerScreen  # noqa: E402
 
+# The dialogs refuse approvals for a moment after they appear (keys typed for the prompt
+# must not approve anything); the script answers at once, as the tests do.
+PermissionScreen.approve_delay_s = 0.0
+PlanScreen.approve_delay_s = 0.0
+
 SIZE = (130, 40)
 DEMO_SPEED = 0.0
 WAIT_ROUNDS = 600

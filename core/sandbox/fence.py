@@ -193,7 +193,12 @@ class DirectoryIndex:
         self._listings: dict[str, tuple[int, list[tuple[str, bool]]]] = {}
 
     def walk(
-        self, root: Path, *, skip: Callable[[Path, bool], bool] | None = None
+        self,
+        root: Path,
+        *,
+        skip: Callable[[Path, bool], bool] | None = None,
+        purpose: str = "the paths the deny rules cover; narrow the rules (anchor them: "
+        "./secrets/**)",
     ) -> Iterator[Path]:
         """Every path below `root` (not following symlinks). `skip(path, is_dir)` true for a
         directory leaves out what is below it. More than `_WALK_LIMIT` entries is an
@@ -207,8 +212,7 @@ class DirectoryIndex:
                 seen += 1
                 if seen > _WALK_LIMIT:
                     raise OSError(
-                        f"{root} has more than {_WALK_LIMIT:,} entries to search for the paths "
-                        "the deny rules cover; narrow the rules (anchor them: ./secrets/**)"
+                        f"{root} has more than {_WALK_LIMIT:,} entries to search for {purpose}"
                     )
                 found = Path(path)
                 yield found
@@ -431,7 +435,11 @@ class FenceBuilder:
         def skip(path: Path, is_dir: bool) -> bool:
             return path.name in (".git", "node_modules")
 
-        for path in self.index.walk(root, skip=skip):
+        purpose = (
+            "git repositories whose hooks the workspace sandbox must protect; run such "
+            "commands with approval instead"
+        )
+        for path in self.index.walk(root, skip=skip, purpose=purpose):
             if path.name != ".git" or path.parent == root:
                 continue
             if path.is_dir():
