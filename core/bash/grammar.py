@@ -127,7 +127,11 @@ _ANSI_NUMERIC = re.compile(r"[0-7]{1,3}|x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-
 
 
 def ansi_c(body: str) -> str | None:
-    """Decode `$'...'`; None for escapes we do not decode exactly (fail closed)."""
+    """Decode `$'...'`; None for escapes we do not decode exactly (fail closed).
+
+    Bash makes a numeric escape one byte (octal keeps only the low 8 bits, so `\\777` is
+    0xFF), a `\\u` escape depends on the locale, and `\\0` ends the word. Only numeric
+    escapes that give plain ASCII (1 to 127) are decoded; the rest are not static."""
     out: list[str] = []
     i = 0
     while i < len(body):
@@ -141,14 +145,14 @@ def ansi_c(body: str) -> str | None:
             out.append(_ANSI[code])
             i += 2
             continue
-        match = re.match(
-            r"[0-7]{1,3}|x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}", body[i + 1 :]
-        )
+        match = _ANSI_NUMERIC.match(body, i + 1)
         if match is None:
             return None
         digits = match.group()
+        if digits[0] in "uU":
+            return None  # the locale decides what bytes these become
         value = int(digits, 8) if digits[0] in "01234567" else int(digits[1:], 16)
-        if value == 0 or value > 0x10FFFF:
+        if not 0 < value < 0x80:
             return None
         out.append(chr(value))
         i += 1 + len(digits)

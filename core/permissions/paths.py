@@ -74,8 +74,15 @@ def resolved(path: Path) -> Path:
 
 
 def both_forms(path: str | Path, cwd: Path) -> tuple[Path, Path]:
+    """The path as written (`..` folded as text) and as the kernel resolves it: there,
+    `link/..` is the parent of where `link` points, not the directory holding `link`, so
+    the resolved form is worked out from the path before any folding."""
     given = absolute(path, cwd)
-    return given, resolved(given)
+    try:
+        unfolded = os.path.join(cwd, os.fspath(path))
+    except (TypeError, ValueError):
+        return given, resolved(given)
+    return given, resolved(Path(unfolded))
 
 
 def is_within(path: Path, directory: Path) -> bool:

@@ -139,3 +139,39 @@ def test_a_path_with_a_nul_byte_is_taken_as_given_not_a_crash(tmp_path: Path):
 
     odd = tmp_path / "a\x00b"
     assert resolved(odd) == odd
+
+
+def test_dot_dot_after_a_symlink_is_resolved_as_the_kernel_does(project: Path, tmp_path: Path):
+    """`link/..` is the parent of where `link` points: folding `..` as text first would put
+    `link/../secret.txt` inside the project."""
+    deep = tmp_path / "outside" / "deep"
+    deep.mkdir()
+    (project / "link").symlink_to(deep)
+    assert not inside_working_dirs("link/../secret.txt", project, (project,))
+    assert inside_working_dirs("src/../src/main.py", project, (project,))
+    secret = compile_pattern("//" + str(tmp_path / "outside" / "secret.txt")[1:], "deny",
+                             cwd=project, base=project)  # fmt: skip
+    assert pattern_covers(secret, "link/../secret.txt", project, "deny")
+
+
+async def test_accept_edits_does_not_remove_through_a_symlinks_parent(
+    project: Path, tmp_path: Path
+):
+    from core.hooks import NO_PRE_OUTCOME
+    from core.permissions.context import ToolPermissionContext
+    from core.permissions.decide import evaluate, prepare
+    from core.permissions.decision import Allow
+    from core.tools.bash import Bash
+
+    deep = tmp_path / "outside" / "deep"
+    deep.mkdir()
+    (project / "link").symlink_to(deep)
+    tool = Bash()
+    permissions = ToolPermissionContext(mode="acceptEdits")
+
+    def decide(command: str) -> object:
+        parsed = tool.parse_input({"command": command})
+        return evaluate(prepare(tool, parsed, project, permissions), NO_PRE_OUTCOME)
+
+    assert not isinstance(decide("rm link/../secret.txt"), Allow)
+    assert isinstance(decide("rm src/../src/main.py"), Allow)

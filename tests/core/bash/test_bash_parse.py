@@ -129,3 +129,42 @@ def test_tab_and_newline_are_ordinary_whitespace():
 
 def test_empty_command_is_not_read_only():
     assert not analyze("   ").read_only
+
+
+# -- $'...' decoded as bash decodes it, or not at all ---------------------------------------
+
+import subprocess  # noqa: E402
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from core.bash.grammar import ansi_c  # noqa: E402
+
+_OCTAL = st.text("01234567", min_size=1, max_size=3)
+_HEX = st.text("0123456789abcdefABCDEF", min_size=1, max_size=8)
+_ESCAPES = st.one_of(
+    _OCTAL.map(lambda d: "\\" + d),
+    st.tuples(st.sampled_from("xuU"), _HEX).map(lambda p: "\\" + p[0] + p[1]),
+    st.sampled_from("abeEfnrtv\\\"?cqz'").map(lambda c: "\\" + c),
+)
+_PIECES = st.one_of(_ESCAPES, st.sampled_from(list('ax7 -é"')))
+
+
+def bash_bytes(body: str) -> bytes:
+    script = f"printf '%s' $'{body}'"
+    return subprocess.run(["bash", "--norc", "-c", script], capture_output=True, check=True).stdout
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PIECES, max_size=6).map("".join))
+def test_ansi_c_strings_decode_to_what_bash_prints_or_to_nothing(body: str):
+    decoded = ansi_c(body)
+    if decoded is not None:
+        assert decoded.encode("utf-8") == bash_bytes(body), body
+
+
+@pytest.mark.parametrize(
+    "body", ["\\777", "\\xff", "\\u00e9", "\\U0001F600", "\\0x", "\\x00", "\\cA"]
+)
+def test_ansi_c_escapes_bash_turns_into_bytes_are_not_static(body: str):
+    assert ansi_c(body) is None
