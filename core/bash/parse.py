@@ -53,6 +53,9 @@ class SimpleCommand:
     argv: tuple[str, ...] | None
     assignments: tuple[str, ...]
     redirects: tuple[Redirect, ...]
+    wild: bool = False
+    """Some word has an unquoted glob character (`*`, `?`, `[`): Bash may replace it with
+    the names of files, so the text is not the path (core/permissions/globs.py)."""
 
 
 @dataclass(slots=True)
@@ -225,6 +228,7 @@ def _command(walk: Walk, node: Node, outer: Node, inherited: tuple[Redirect, ...
     walk.starts.append(outer.start_byte)
     walk.globs.append(frozenset())
     globs: set[int] = set()
+    wild = False
     argv: list[str] | None = []
     assignments: list[str] = []
     own: list[Redirect] = []
@@ -255,6 +259,7 @@ def _command(walk: Walk, node: Node, outer: Node, inherited: tuple[Redirect, ...
         else:
             target = child.children[0] if kind == "command_name" and child.children else child
             first = target.children[0] if target.type == "concatenation" else target
+            wild = wild or _has_unquoted_glob(walk, target)
             if first.type == "word" and walk.source[first.start_byte : first.start_byte + 1] in (
                 b"*",
                 b"?",
@@ -272,7 +277,25 @@ def _command(walk: Walk, node: Node, outer: Node, inherited: tuple[Redirect, ...
         None if argv is None else tuple(argv),
         tuple(assignments),
         tuple(own) + inherited,
+        wild,
     )
+
+
+def _has_unquoted_glob(walk: Walk, node: Node) -> bool:
+    """A `*`, `?` or `[` outside quotes and not escaped, in a word or its unquoted parts."""
+    if node.type == "word":
+        escaped = False
+        for char in walk.text(node):
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char in "*?[":
+                return True
+        return False
+    if node.type == "concatenation":
+        return any(_has_unquoted_glob(walk, child) for child in node.children)
+    return node.type == "extglob_pattern"
 
 
 def _redirect(walk: Walk, node: Node) -> Redirect:

@@ -33,6 +33,7 @@ from ..tool import PASSTHROUGH, PermissionResult, Tool, ToolContext
 from .audit import AuditLog
 from .context import PermissionRule, RuleBehavior, ToolPermissionContext
 from .decision import Allow, Ask, DecidedBy, Deny, PermissionDecision
+from .globs import expand
 from .match import bash_allowed_by, bash_rule_hits, specifier_applies, target_matches
 from .paths import absolute, inside_working_dirs, is_critical, protected_part
 from .rules import parse_rule, rule_names_tool
@@ -256,7 +257,10 @@ def _shell_paths_hit(
     assert call.analysis is not None
     seen: list[tuple[PathAccess, str]] = []
     for command in call.analysis.commands:
-        for path in touched_paths(command) or ():
+        paths = command_paths(command, call.cwd, for_write=False)
+        if paths is None and command.wild:
+            return path_rules[0], False  # a glob that may name anything
+        for path in paths or ():
             seen += [("read", path), ("edit", path)]
     for written in call.writes():
         if written is None:
@@ -349,7 +353,7 @@ def _first_outside(call: Call) -> str | None:
         return target.host
     if call.analysis is not None:
         for command in call.analysis.commands:
-            paths = touched_paths(command)
+            paths = command_paths(command, call.cwd, for_write=False)
             if paths is None:
                 return f"what `{command.text}` reads (its paths could not be told)"
             for path in paths:
@@ -379,7 +383,7 @@ def _accepted_edit(call: Call) -> bool:
     if analysis is None or not analysis.ok or analysis.has_substitution:
         return False
     for command in analysis.commands:
-        paths = touched_paths(command)
+        paths = command_paths(command, call.cwd, for_write=True)
         if paths is None or not all(_editable(call, p) for p in paths):
             return False
         # Redirections were checked as edits just above (touched_paths includes them).
@@ -399,7 +403,7 @@ def critical_removal(call: Call) -> str | None:
     for command in call.analysis.commands:
         if _program(command) not in REMOVAL_COMMANDS:
             continue
-        paths = touched_paths(command)
+        paths = command_paths(command, call.cwd, for_write=True)
         if paths is None:
             return "paths that could not be told (they depend on the shell)"
         for path in paths:
@@ -458,6 +462,20 @@ def suggest_rules(call: Call) -> tuple[str, ...]:
     if isinstance(target, DomainTarget):
         return (f"{call.name}(domain:{target.host})",)
     return (call.name,)
+
+
+def command_paths(command: SimpleCommand, cwd: Path, *, for_write: bool) -> tuple[str, ...] | None:
+    """The paths a simple command touches, globs expanded as Bash would (None: not known)."""
+    paths = touched_paths(command)
+    if paths is None or not command.wild:
+        return paths
+    expanded: list[str] = []
+    for path in paths:
+        matches = expand(path, cwd, for_write=for_write)
+        if matches is None:
+            return None
+        expanded += matches
+    return tuple(expanded)
 
 
 def _program(command: SimpleCommand) -> str | None:
