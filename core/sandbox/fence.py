@@ -459,12 +459,45 @@ def _environment(policy: SandboxPolicy, scratch: Path) -> dict[str, str | None]:
         "TEMP": os.fspath(scratch),
         "PROCTOR_SANDBOX": policy.kind,
     }
+    if isinstance(policy, ReadOnly):
+        changes.update(_git_runs_no_code(os.environ))
     # What the sandbox keeps from being read on disk should not be readable in the
     # environment either.
     for name in os.environ:
         upper = name.upper()
         if any(word in upper for word in _SECRET_ENV_WORDS) or upper.startswith("AWS_"):
             changes[name] = None
+    return changes
+
+
+GIT_NO_CODE: tuple[tuple[str, str], ...] = (
+    ("core.fsmonitor", "false"),
+    ("core.hooksPath", "/dev/null"),
+    ("core.pager", "cat"),
+    ("core.sshCommand", "false"),
+    ("credential.helper", ""),
+)
+"""Configuration a repository could use to run a program during a read-only git command.
+Given as command-scope configuration (`GIT_CONFIG_COUNT`), it beats the repository's own
+files, `include.path`s included."""
+
+
+def _git_runs_no_code(environ: Mapping[str, str]) -> dict[str, str | None]:
+    """Read-only git runs none of a repository's programs; the user's own environment
+    configuration (if any) is kept and these are added after it."""
+    try:
+        first = int(environ.get("GIT_CONFIG_COUNT", "0"))
+    except ValueError:
+        first = 0
+    changes: dict[str, str | None] = {
+        "GIT_CONFIG_COUNT": str(first + len(GIT_NO_CODE)),
+        "GIT_PAGER": "cat",
+        "GIT_EXTERNAL_DIFF": None,
+        "GIT_TERMINAL_PROMPT": "0",
+    }
+    for index, (key, value) in enumerate(GIT_NO_CODE, start=first):
+        changes[f"GIT_CONFIG_KEY_{index}"] = key
+        changes[f"GIT_CONFIG_VALUE_{index}"] = value
     return changes
 
 

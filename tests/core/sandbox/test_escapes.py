@@ -24,6 +24,7 @@ from sandbox_helpers import (
     needs_network_isolation,
     needs_sandbox,
     needs_seccomp,
+    repository_running,
     start_sleeper,
 )
 
@@ -506,3 +507,16 @@ async def test_without_namespaces_the_workspace_writes_below_the_top(landlock_on
     _, text = await fenced.run_in(WORKSPACE, "mkdir .proctor")
     assert not exists(fenced.project / ".proctor")
     assert "sandbox probably stopped it" in text
+
+
+async def test_read_only_git_runs_none_of_the_repositorys_programs(fenced: Fenced):
+    """Even a program that only prints: the repository's configuration is not obeyed."""
+    target = fenced.project / "pager-ran"
+    repository_running(fenced.project, "echo FSMONITOR-RAN >&2")
+    config = fenced.project / ".git" / "config"
+    config.write_text(config.read_text() + f"\tpager = touch {target}; cat\n")
+    (fenced.project / "f").write_text("x")
+    _, text = await fenced.run_in(READ_ONLY, "git status && git -P log; git diff")
+    assert "FSMONITOR-RAN" not in text
+    _, text = await fenced.run_in(WORKSPACE, "git status")
+    assert "FSMONITOR-RAN" in text  # the workspace obeys the repository, fenced
