@@ -34,7 +34,13 @@ from .audit import AuditLog
 from .context import PermissionRule, RuleBehavior, ToolPermissionContext
 from .decision import Allow, Ask, DecidedBy, Deny, PermissionDecision
 from .globs import expand
-from .match import bash_allowed_by, bash_rule_hits, specifier_applies, target_matches
+from .match import (
+    allowing_rule,
+    bash_allowed_by,
+    bash_rule_hits,
+    specifier_applies,
+    target_matches,
+)
 from .paths import absolute, inside_working_dirs, is_critical, protected_part
 from .rules import parse_rule, rule_names_tool
 from .sandboxing import SandboxView, choose_sandbox
@@ -415,7 +421,9 @@ def critical_removal(call: Call) -> str | None:
 def _why_ask(call: Call, read_only: bool, outside: str | None) -> tuple[DecidedBy, str]:
     name = call.name
     if call.analysis is not None and not call.analysis.read_only:
-        return DecidedBy("analysis", call.analysis.reason), f"{_capital(call.analysis.reason)}."
+        unallowed = _unallowed_part(call)
+        reason = (command_problem(unallowed) if unallowed else "") or call.analysis.reason
+        return DecidedBy("analysis", reason), f"{_capital(reason)}."
     if read_only and outside is not None:
         return (
             DecidedBy("default", f"reaches {outside}"),
@@ -439,13 +447,36 @@ def _why_ask(call: Call, read_only: bool, outside: str | None) -> tuple[DecidedB
     ), f"{name} can change things and no rule allows it."
 
 
+def _allow_rules_for(call: Call) -> list[PermissionRule]:
+    return [
+        rule
+        for rule in call.permissions.rules_with("allow")
+        if rule.tool_name == call.name and rule.content is not None
+    ]
+
+
+def _unallowed_part(call: Call) -> SimpleCommand | None:
+    """In a compound command some parts of which an allow rule covers: the first part that
+    no rule allows and that is not read-only (what the person is really asked about)."""
+    rules = _allow_rules_for(call)
+    if not rules or call.analysis is None:
+        return None
+    for command in call.analysis.commands:
+        if allowing_rule(rules, command) is None and command_problem(command):
+            return command
+    return None
+
+
 def suggest_rules(call: Call) -> tuple[str, ...]:
     """Rules the user could keep to stop being asked about calls like this one."""
     target = call.target
     if call.analysis is not None:
         suggestions: list[str] = []
+        allowed = _allow_rules_for(call)
         for command in call.analysis.commands:
             if not command.argv or not command_problem(command):
+                continue
+            if allowed and allowing_rule(allowed, command) is not None:
                 continue
             words = [w for w in unwrap(command.argv)[:2] if not w.startswith("-")]
             rule = f"{call.name}({' '.join(words)}:*)" if words else call.name

@@ -16,12 +16,16 @@ command must be exactly the specifier (whitespace runs count as one space).
 
 from __future__ import annotations
 
+import os
 import re
+import shlex
 from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 
 from ..bash import BashAnalysis, SimpleCommand, strip_safe_assignments, unwrap
+from ..bash.git import split_global
+from ..bash.wrappers import base_name
 from .context import PermissionRule, RuleBehavior
 from .paths import compile_pattern, pattern_covers
 from .targets import CommandTarget, DomainTarget, PathTarget, RuleTarget, rule_family
@@ -62,14 +66,48 @@ def domain_matches(specifier: str, host: str) -> bool:
 
 
 def _deny_forms(command: SimpleCommand) -> set[str]:
-    """Every way a deny or ask rule may see one simple command."""
+    """Every way a deny or ask rule may see one simple command: as written, as its words,
+    through wrappers, by its program's base name (`/usr/bin/git`), and for git without its
+    global options (`git --no-pager -C . log` is `git log`)."""
     forms = {command.text}
     if command.argv:
-        forms.add(" ".join(command.argv))
-        unwrapped = unwrap(command.argv)
-        if unwrapped:
-            forms.add(" ".join(unwrapped))
+        for argv in (command.argv, unwrap(command.argv)):
+            if argv:
+                forms.add(" ".join(argv))
+                forms |= _spellings(argv)
     return forms
+
+
+# git's global options that take a value as the next word (when not given as `--x=value`).
+_GIT_VALUED = frozenset(
+    {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env",
+     "--exec-path", "--attr-source", "--list-cmds"}
+)  # fmt: skip
+
+
+def _spellings(argv: tuple[str, ...]) -> set[str]:
+    """The same command under the names a rule would use for it."""
+    name = os.path.basename(argv[0])
+    forms = {" ".join((name, *argv[1:]))} if name != argv[0] else set()
+    if name == "git":
+        forms |= {"git " + rest for rest in _git_subcommands(argv[1:])}
+    return forms
+
+
+def _git_subcommands(args: tuple[str, ...], depth: int = 0) -> set[str]:
+    """The subcommand and its words after git's global options. An option it does not know
+    may or may not take a value, so both readings are given: a deny rule should hit either."""
+    for index, word in enumerate(args):
+        if not word.startswith("-") or word == "-":
+            return {" ".join(args[index:])}
+        if word in _GIT_VALUED:
+            return _git_subcommands(args[index + 2 :], depth + 1)
+        if "=" in word or word in ("-P", "-p", "--no-pager", "--paginate", "--bare") or depth > 8:
+            continue
+        if word.startswith("--") or len(word) == 2:
+            unknown = _git_subcommands(args[index + 2 :], depth + 1)
+            return unknown | _git_subcommands(args[index + 1 :], depth + 1)
+    return set()
 
 
 def bash_rule_hits(
@@ -100,15 +138,49 @@ def bash_allowed_by(
         return None
     used: list[PermissionRule] = []
     for command in analysis.commands:
-        text = strip_safe_assignments(command)
-        if text is None:
-            return None
-        rule = next((r for r in specified if command_matches(r.content or "", text)), None)
+        rule = allowing_rule(specified, command)
         if rule is None:
             return None
         if rule not in used:
             used.append(rule)
     return tuple(used)
+
+
+def allowing_rule(rules: Iterable[PermissionRule], command: SimpleCommand) -> PermissionRule | None:
+    """The first allow rule covering this one simple command.
+
+    The command is seen as written (harmless assignments like `LANG=C` looked through),
+    without its redirections (their targets are checked as writes elsewhere), by its
+    program's name when that lives in a system directory, and as `git <subcommand>` when
+    git's global options are all safe ones. A rule that itself starts with assignments
+    (`PAGER=cat gh:*`) is matched against the command with its assignments."""
+    plain = strip_safe_assignments(command)
+    forms: list[str] = [plain] if plain is not None else []
+    argv = command.argv
+    if argv and plain is not None:
+        forms.append(shlex.join(argv))
+        program = base_name(argv[0])
+        if program != argv[0]:
+            forms.append(shlex.join((program, *argv[1:])))
+        if program == "git":
+            problem, sub, rest, _ = split_global(argv[1:])
+            if not problem and sub is not None:
+                forms.append(shlex.join(("git", sub, *rest)))
+    static = not any(c in word for word in command.assignments for c in "$`")
+    with_assignments = None
+    if argv and command.assignments and static:
+        with_assignments = shlex.join((*command.assignments, *argv))
+    for rule in rules:
+        content = rule.content or ""
+        if _ASSIGNMENT_START.match(content):
+            if with_assignments is not None and command_matches(content, with_assignments):
+                return rule
+        elif any(command_matches(content, form) for form in forms):
+            return rule
+    return None
+
+
+_ASSIGNMENT_START = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 
 def rule_base(rule: PermissionRule, cwd: Path) -> Path:

@@ -1,0 +1,86 @@
+"""Rules mean what they say, however the command is spelled: a deny for `git log` covers
+`/usr/bin/git log` and `git --no-pager -C . log`; an allow covers a command across its
+output redirection and through the assignments the rule itself names; the reason given
+is about the part of a compound command that is really in question."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core.hooks import NO_PRE_OUTCOME
+from core.permissions.context import PermissionMode, ToolPermissionContext
+from core.permissions.decide import evaluate, prepare
+from core.permissions.decision import Allow, Ask, Deny, PermissionDecision
+from core.permissions.rules import parse_rule
+from core.tools.bash import Bash
+
+TOOL = Bash()
+
+
+def decide(
+    command: str, *rules: str, mode: PermissionMode = "default", cwd: Path = Path("/work/p")
+) -> PermissionDecision:
+    parsed = tuple(parse_rule(r.split(" ", 1)[1], r.split(" ", 1)[0]) for r in rules)  # type: ignore[arg-type]
+    permissions = ToolPermissionContext(mode=mode, rules=parsed)
+    return evaluate(
+        prepare(TOOL, TOOL.parse_input({"command": command}), cwd, permissions), NO_PRE_OUTCOME
+    )
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git push origin main",
+        "/usr/bin/git push origin main",
+        "git --no-pager push origin main",
+        "git -C . push origin main",
+        "git -c core.sshCommand=x push",
+        "git --git-dir=.git push",
+        "git --unknown-option value push",
+        "command git push",
+        "env GIT_TRACE=1 git push",
+        "timeout 60 /usr/bin/git -C sub push",
+    ],
+)
+def test_a_deny_rule_names_the_program_however_it_is_spelled(command: str):
+    decision = decide(command, "deny Bash(git push:*)", mode="bypassPermissions")
+    assert isinstance(decision, Deny), command
+
+
+def test_an_allow_rule_takes_only_safe_spellings():
+    rule = "allow Bash(git log:*)"
+    for command in ("git --no-pager log -1", "/usr/bin/git log", "git -C sub log"):
+        assert isinstance(decide(command, rule, mode="plan"), Allow), command
+    for command in ("git -c core.pager=evil log", "/tmp/git log", "./git log"):
+        assert not isinstance(decide(command, rule), Allow), command
+
+
+def test_an_allow_rule_matches_across_an_output_redirection(tmp_path: Path):
+    decision = decide(
+        "python3 gen.py > out.txt", "allow Bash(python3:*)", "allow Edit(./**)", cwd=tmp_path
+    )
+    assert isinstance(decision, Allow)
+    # The redirect target is still a write that must be allowed.
+    assert isinstance(
+        decide("python3 gen.py > out.txt", "allow Bash(python3:*)", cwd=tmp_path), Ask
+    )
+    assert isinstance(
+        decide("make > build.log", "allow Bash(make)", "allow Edit(./**)", cwd=tmp_path), Allow
+    )
+
+
+def test_a_rule_may_start_with_the_assignments_it_allows():
+    rule = "allow Bash(PAGER=cat gh:*)"
+    assert isinstance(decide("PAGER=cat gh pr view 1", rule), Allow)
+    assert not isinstance(decide("PAGER=less gh pr view 1", rule), Allow)
+    assert not isinstance(decide("gh pr view 1", rule), Allow)
+    assert not isinstance(decide("PAGER=$EVIL gh pr view 1", rule), Allow)
+
+
+def test_the_reason_names_the_part_that_is_not_allowed():
+    decision = decide("npm test && rm -rf build", "allow Bash(npm test:*)")
+    assert isinstance(decision, Ask)
+    assert "rm -rf build" in decision.message and "npm test" not in decision.message
+    assert decision.suggestions == ("Bash(rm:*)",)
