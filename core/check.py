@@ -68,6 +68,8 @@ class CheckResult:
     mode: PermissionMode
     notes: tuple[str, ...] = field(default=())
     sandbox: SandboxKind | None = None
+    problems: tuple[str, ...] = ()
+    """Problems in the settings files the decision was made with (file, line, what)."""
     """For a command that would run (or run once approved): its sandbox ("none": outside)."""
     sandbox_reason: str = ""
 
@@ -84,6 +86,8 @@ class CheckResult:
                 if self.sandbox is not None
                 else {}
             ),
+            **({"notes": list(self.notes)} if self.notes else {}),
+            **({"settings_problems": list(self.problems)} if self.problems else {}),
         }
 
     def as_text(self, summary: str) -> str:
@@ -99,6 +103,7 @@ class CheckResult:
             lines.append(
                 f"  sandbox: {where} {SANDBOX_WORDS[self.sandbox]} ({self.sandbox_reason})"
             )
+        lines += [f"  settings problem: {problem}" for problem in self.problems]
         lines += [f"  note: {note}" for note in self.notes]
         return "\n".join(lines)
 
@@ -126,7 +131,9 @@ class Checker:
         self.tools = tools
         self.cwd = cwd
         self.isolated = isolated
-        self._contexts: dict[tuple[Any, ...], tuple[ToolPermissionContext, tuple[str, ...]]] = {}
+        self._contexts: dict[
+            tuple[Any, ...], tuple[ToolPermissionContext, tuple[str, ...], tuple[str, ...]]
+        ] = {}
         self._sandboxes: dict[Path, SandboxView] = {}
         self._support: SandboxSupport | None = None
 
@@ -146,7 +153,8 @@ class Checker:
 
     def permission_context(
         self, request: CheckRequest
-    ) -> tuple[ToolPermissionContext, tuple[str, ...]]:
+    ) -> tuple[ToolPermissionContext, tuple[str, ...], tuple[str, ...]]:
+        """The context a session would start with, its settings problems, and notes."""
         cwd = (request.cwd or self.cwd).resolve()
         key = (cwd, request.mode, request.allow, request.deny, request.ask)
         if key not in self._contexts:
@@ -163,7 +171,7 @@ class Checker:
             problems = tuple(str(problem) for problem in settings.problems)
             if not trusted and settings.has_project_hooks_or_settings:
                 notes += ("this project is not trusted yet, as a new session would see it",)
-            self._contexts[key] = (context, problems + notes)
+            self._contexts[key] = (context, problems, notes)
         return self._contexts[key]
 
     async def check(self, request: CheckRequest) -> CheckResult:
@@ -177,7 +185,7 @@ class Checker:
             parsed = tool.parse_input(raw)
         except (ValidationError, ValueError, TypeError) as error:
             raise CheckError(format_input_error(tool.name, error)) from None
-        permissions, notes = self.permission_context(request)
+        permissions, problems, notes = self.permission_context(request)
         cwd = (request.cwd or self.cwd).resolve()
         context = ToolContext(
             cwd=cwd,
@@ -205,8 +213,9 @@ class Checker:
             safe,
             permissions.mode,
             notes,
-            policy.kind if policy is not None else None,
-            policy.why if policy is not None else "",
+            sandbox=policy.kind if policy is not None else None,
+            sandbox_reason=policy.why if policy is not None else "",
+            problems=problems,
         )
 
 

@@ -47,7 +47,7 @@ from .config_dir import user_config_dir as user_config_dir
 from .hooks import HOOK_EVENTS, HookEvent
 from .permissions.context import PERMISSION_MODES, PermissionMode, PermissionRule, RuleBehavior
 from .permissions.modes import parse_cycle
-from .permissions.rules import RuleSyntaxError, parse_rule
+from .permissions.rules import RuleSyntaxError, parse_rule, rule_problem
 from .sandbox.config import (
     FILESYSTEM_KEYS,
     LIST_KEYS,
@@ -235,6 +235,8 @@ class _FileParser:
                     self.problem((*at, index), f"{error}; this rule is ignored")
                 else:
                     self.layer.rules.append(rule)
+                    if (why := rule_problem(rule)) is not None:
+                        self.problem((*at, index), f"{rule}: {why}")
         if "defaultMode" in permissions:
             mode = permissions["defaultMode"]
             if isinstance(mode, str) and mode in PERMISSION_MODES:

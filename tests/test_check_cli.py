@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -64,3 +65,22 @@ def test_bad_input_is_an_error_with_exit_status_2(tmp_path: Path):
     assert result.returncode == 2 and "file_path" in result.stderr
     missing = check("Bash", cwd=tmp_path)
     assert missing.returncode == 2 and "needs a TOOL and its INPUT" in missing.stderr
+
+
+def test_check_reports_the_settings_problems_it_decided_with(tmp_path: Path):
+    settings = tmp_path / ".proctor" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"permissions": {"deny": ["WebSearch"]}}')
+    env = {**os.environ, "PROCTOR_CONFIG_DIR": str(tmp_path / "config")}
+
+    def run(*args: str, stdin: str | None = None) -> dict[str, object]:
+        command = [sys.executable, "-m", "tui", "check", "--cwd", str(tmp_path), *args]
+        done = subprocess.run(
+            command, input=stdin, capture_output=True, text=True, cwd=ROOT, env=env, check=True
+        )
+        return json.loads(done.stdout.splitlines()[0])
+
+    [problem] = run("--json", "Bash", "ls")["settings_problems"]  # type: ignore[misc]
+    assert "no tool named 'WebSearch'" in problem
+    batch = run("--batch", stdin='{"tool": "Bash", "input": {"command": "ls"}}\n')
+    assert "no tool named 'WebSearch'" in str(batch["settings_problems"])

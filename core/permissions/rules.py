@@ -13,6 +13,14 @@ from .context import PermissionRule, RuleBehavior
 
 MCP_PREFIX = "mcp__"
 
+TOOL_NAMES = frozenset(
+    {"AskUserQuestion", "Bash", "Edit", "EnterPlanMode", "ExitPlanMode", "Glob", "Grep",
+     "KillShell", "NotebookEdit", "Read", "Task", "TaskOutput", "TodoWrite", "ToolSearch",
+     "WebFetch", "Write", "MultiEdit"}
+)  # fmt: skip
+"""The names rules may give: proctor's tools (a test keeps this in step with the registry),
+and MultiEdit, which path rules understand as an edit. MCP tools are `mcp__...`."""
+
 
 class RuleSyntaxError(ValueError):
     """A rule string that cannot be read; the message says what is wrong with it."""
@@ -42,6 +50,25 @@ def parse_rule(
     if any(ch.isspace() for ch in tool_name):
         raise RuleSyntaxError(f"{tool_name!r} is not a tool name (tool names have no spaces)")
     return PermissionRule(tool_name, content, behavior, source=source, path=path)
+
+
+def rule_problem(rule: PermissionRule) -> str | None:
+    """Why a well-formed rule cannot do what it seems to say, if it cannot."""
+    name = rule.tool_name
+    if name not in TOOL_NAMES and not name.startswith(MCP_PREFIX):
+        return f"proctor has no tool named {name!r}, so this rule has no effect"
+    content = rule.content
+    if name == "Bash" and content is not None:
+        if content.endswith(":*") and "*" in content[:-2]:
+            head = content[:-2]
+            return (
+                f"a prefix rule ends at `:*`, so the `*` in {head!r} is taken literally and "
+                f"the rule can never match; write Bash({head.split('*')[0].strip()}:*) or "
+                f"Bash({head})"
+            )
+        if ":*" in content[:-2]:
+            return "`:*` means a prefix only at the end of a rule; here it is taken literally"
+    return None
 
 
 def rule_names_tool(rule_tool_name: str, tool_name: str) -> bool:

@@ -64,23 +64,25 @@ def test_no_files_no_problems(project: Path) -> None:
 
 
 def test_every_source_contributes_highest_first(project: Path, home: Path) -> None:
-    flag = write(project / "extra.json", perms(allow=["Flag"]))
-    local = write(project / ".proctor/settings.local.json", perms(allow=["Local"]))
-    proj = write(project / ".proctor/settings.json", perms(allow=["Project"], deny=["Bash"]))
-    claude_local = write(project / ".claude/settings.local.json", perms(allow=["ClaudeLocal"]))
-    claude = write(project / ".claude/settings.json", perms(allow=["Claude"]))
-    user = write(home / "settings.json", perms(allow=["User"], ask=["Write"]))
+    flag = write(project / "extra.json", perms(allow=["Grep(flag)"]))
+    local = write(project / ".proctor/settings.local.json", perms(allow=["Grep(local)"]))
+    proj = write(project / ".proctor/settings.json", perms(allow=["Grep(project)"], deny=["Bash"]))
+    claude_local = write(
+        project / ".claude/settings.local.json", perms(allow=["Grep(claudelocal)"])
+    )
+    claude = write(project / ".claude/settings.json", perms(allow=["Grep(claude)"]))
+    user = write(home / "settings.json", perms(allow=["Grep(user)"], ask=["Write"]))
 
-    settings = load_settings(project, allow=["Cli"], settings_file=flag)
+    settings = load_settings(project, allow=["Grep(cli)"], settings_file=flag)
 
     assert rule_strings(settings, "allow") == [
-        ("Cli", "cli"),
-        ("Flag", "flag-settings"),
-        ("Local", "local"),
-        ("Project", "project"),
-        ("ClaudeLocal", "claude-local"),
-        ("Claude", "claude-project"),
-        ("User", "user"),
+        ("Grep(cli)", "cli"),
+        ("Grep(flag)", "flag-settings"),
+        ("Grep(local)", "local"),
+        ("Grep(project)", "project"),
+        ("Grep(claudelocal)", "claude-local"),
+        ("Grep(claude)", "claude-project"),
+        ("Grep(user)", "user"),
     ]
     assert rule_strings(settings, "deny") == [("Bash", "project")]
     assert rule_strings(settings, "ask") == [("Write", "user")]
@@ -465,3 +467,27 @@ def test_the_model_comes_from_the_highest_source_and_a_bad_one_is_reported(tmp_p
     (project / ".proctor" / "settings.json").write_text('{"model": 7}')
     settings = load_settings(project)
     assert settings.model == "claude-user" and "model" in str(settings.problems[0])
+
+
+def test_rules_that_cannot_mean_what_they_say_are_reported(project: Path, home: Path) -> None:
+    path = write(
+        project / ".proctor/settings.json",
+        perms(allow=["WebSearch", "Bash(npm *:*)", "mcp__github", "Bash(npm test:*)"]),
+    )
+    settings = load_settings(project)
+    problems = [str(problem) for problem in settings.problems]
+    assert len(problems) == 2, problems
+    assert problems[0].startswith(f"{path}:") and "no tool named 'WebSearch'" in problems[0]
+    assert "can never match" in problems[1] and "Bash(npm:*)" in problems[1]
+    # Reported, and still kept: a deny for a tool a later proctor may have must not vanish.
+    assert len(settings.rules) == 4
+
+
+def test_rule_tool_names_follow_the_registry() -> None:
+    from core.permissions.rules import TOOL_NAMES
+    from core.registry import all_base_tools
+
+    names = {tool.name for tool in all_base_tools()}
+    names |= {alias for tool in all_base_tools() for alias in tool.aliases}
+    assert names <= TOOL_NAMES
+    assert TOOL_NAMES - names == {"MultiEdit"}
