@@ -286,6 +286,7 @@ READ_ONLY: dict[str, Spec] = {
     "echo": spec("", operands_are_paths=False, check="anything"),
     "test": spec("", operands_are_paths=False, check="anything"),
     "[": spec("", operands_are_paths=False, check="anything"),
+    "[[": spec("", operands_are_paths=False, check="anything"),
     "printf": spec("", operands_are_paths=False, check="printf"),
     "printenv": spec("-0 --null --help --version", operands_are_paths=False),
     "env": spec("", operands_are_paths=False, check="env"),

@@ -151,7 +151,7 @@ def _statement(walk: Walk, node: Node, inherited: tuple[Redirect, ...]) -> None:
                 walk.problems.append(f"`{_short(walk, node)}` runs a command in the background")
         return
     if kind == "test_command":
-        _words(walk, node, in_argv=True)
+        _test_command(walk, node, inherited)
         return
     if kind == "comment":
         return
@@ -296,6 +296,64 @@ def _has_unquoted_glob(walk: Walk, node: Node) -> bool:
     if node.type == "concatenation":
         return any(_has_unquoted_glob(walk, child) for child in node.children)
     return node.type == "extglob_pattern"
+
+
+_ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+
+
+def _test_command(walk: Walk, node: Node, inherited: tuple[Redirect, ...]) -> None:
+    """`[ ... ]` and `[[ ... ]]` as a command whose words are the test's own.
+
+    A test has no effect but its answer, so plain `$x` words are harmless in it and kept as
+    written. Two things are not: `[[`'s arithmetic operators evaluate their operands (an
+    array subscript there runs command substitutions, and a variable's value is evaluated
+    again), so only integer literals pass; and everything the usual walk refuses (command
+    substitutions, `${x:=y}`) is refused here too."""
+    slot = len(walk.commands)
+    walk.commands.append(_PLACEHOLDER)
+    walk.starts.append(node.start_byte)
+    walk.globs.append(frozenset())
+    words: list[str] = []
+    double = bool(node.children) and node.children[0].type == "[["
+    _test_words(walk, node, words, double)
+    walk.commands[slot] = SimpleCommand(walk.text(node), tuple(words), (), inherited)
+
+
+def _test_words(walk: Walk, node: Node, out: list[str], double: bool) -> None:
+    if double and node.type == "binary_expression":
+        operator = next((c for c in node.children if c.type == "test_operator"), None)
+        if operator is not None and walk.text(operator) in _ARITHMETIC_TESTS:
+            for side in node.children:
+                if side is operator or not side.is_named:
+                    continue
+                if side.type not in ("number", "word") or not _INTEGER.fullmatch(walk.text(side)):
+                    walk.problems.append(
+                        f"`{_short(walk, node)}` evaluates `{walk.text(side)}` as arithmetic, "
+                        "which can run commands"
+                    )
+    for child in node.children:
+        kind = child.type
+        if kind in ("binary_expression", "unary_expression", "parenthesized_expression"):
+            _test_words(walk, child, out, double)
+        elif (
+            not child.is_named
+            or kind == "test_operator"
+            or kind == "simple_expansion"
+            or (kind == "string" and _plain_string(child))
+        ):
+            out.append(walk.text(child))
+        elif kind in ("extglob_pattern", "regex"):
+            _words(walk, child, in_argv=False)
+            out.append(walk.text(child))
+        else:
+            value = _word(walk, child)
+            out.append(value if value is not None else walk.text(child))
+
+
+def _plain_string(node: Node) -> bool:
+    """A double-quoted string of text and plain `$x` only."""
+    return all(child.type in ('"', "string_content", "simple_expansion") for child in node.children)
 
 
 def _redirect(walk: Walk, node: Node) -> Redirect:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -87,3 +88,29 @@ def test_arbitrary_shell_text_never_raises_and_explains_refusals(command):
         assert result.ok and not result.has_substitution
         assert all(c.argv for c in result.commands)
         assert not any(r.writes for c in result.commands for r in c.redirects)
+
+
+# -- tests: `[ ... ]` runs nothing; `[[ ... ]]` arithmetic can ---------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["[ -d src ]", "[ -f x ] && cat x", '[ "$x" = a ]', "[[ -f x && a == b ]]", "[[ ! -e x ]]",
+     "[[ 1 -eq 2 ]]", "[[ $x =~ ^a.*$ ]]", "test -f x"],
+)  # fmt: skip
+def test_file_and_string_tests_are_read_only(command: str):
+    assert analyze(command).read_only, analyze(command).reason
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["[[ 1 -eq y ]]", "[[ 1 -eq 'a[$(touch {0})]' ]]", "[[ $x -lt 3 ]]", "[ $(touch {0}) ]",
+     "[[ ${{x:=y}} ]]", "[[ a == $(touch {0}) ]]"],
+)  # fmt: skip
+def test_tests_that_can_run_commands_are_not(command: str, tmp_path):
+    target = tmp_path / "ran"
+    text = command.format(target)
+    assert not analyze(text).read_only, text
+    if "[[ 1 -eq 'a[" in text:  # and bash really runs it
+        subprocess.run(["bash", "--norc", "-c", text], check=False, capture_output=True)
+        assert target.exists()
