@@ -8,12 +8,14 @@ checked. Redirection targets (including input, `< /etc/shadow`) are paths too.
 
 from __future__ import annotations
 
+import os
+
 from core.bash.commands import READ_ONLY, WRITERS
 from core.bash.flags import Spec, scan
 from core.bash.git import REMOTE_ACTIONS, STASH_ACTIONS, SUBCOMMANDS, split_global
 from core.bash.parse import SimpleCommand
 from core.bash.readonly import AWK, SED, find_scan
-from core.bash.wrappers import assignment_name, base_name, unwrap_once
+from core.bash.wrappers import WRAPPERS, assignment_name, base_name, unwrap_once
 
 _NOT_FILES = frozenset({"<<", "<<-", "<<<"})
 
@@ -105,9 +107,39 @@ def touched_paths(cmd: SimpleCommand) -> tuple[str, ...] | None:
         return tuple(redirects)
     # xargs adds operands read from its input: nobody can say which paths those are.
     current: tuple[str, ...] | None = cmd.argv
+    directory = ""
+    own: list[str] = []  # paths the wrappers name themselves (`time -o FILE`, `env -C DIR`)
     while current is not None:
         if base_name(current[0]) == "xargs":
             return None
+        table = WRAPPERS.get(base_name(current[0]))
+        if table is not None:
+            own += scan(current[1:], table).paths
+        moved = chdir_of(current)
+        if moved:
+            # `env -C /etc cat shadow` reads /etc/shadow: relative operands from then on
+            # are relative to the new directory.
+            directory = os.path.join(directory, moved) if directory else moved
         argv, current = current, unwrap_once(current)
     paths = argv_paths(argv)
-    return None if paths is None else tuple(paths + redirects)
+    if paths is None:
+        return None
+    if directory:
+        paths = [os.path.join(directory, path) for path in paths]
+    return tuple(own + paths + redirects)
+
+
+_CHDIR = {"env": ("-C", "--chdir"), "sudo": ("-D", "--chdir")}
+
+
+def chdir_of(argv: tuple[str, ...]) -> str | None:
+    """The directory a wrapper runs its command in (`env -C DIR`, `sudo -D DIR`), if any."""
+    name = base_name(argv[0])
+    flags = _CHDIR.get(name)
+    if flags is None:
+        return None
+    found = scan(argv[1:], WRAPPERS[name])
+    for flag, value in found.options:
+        if flag in flags and value:
+            return value
+    return None

@@ -84,3 +84,19 @@ def test_the_reason_names_the_part_that_is_not_allowed():
     assert isinstance(decision, Ask)
     assert "rm -rf build" in decision.message and "npm test" not in decision.message
     assert decision.suggestions == ("Bash(rm:*)",)
+
+
+@pytest.mark.parametrize(
+    ("command", "rule"),
+    [
+        ("env -C /etc cat shadow", "deny Read(//etc/shadow)"),
+        ("env --chdir=/etc cat ./shadow", "deny Read(//etc/shadow)"),
+        ("sudo -D /etc cat shadow", "deny Read(//etc/shadow)"),
+        ("/usr/bin/time -o ~/.bashrc ls", "deny Edit(~/.bashrc)"),
+        ("time --output=/etc/motd ls", "deny Edit(//etc/motd)"),
+    ],
+)
+def test_path_rules_see_what_a_wrapper_changes(command: str, rule: str):
+    """A wrapper's own options count: a directory changes what relative paths mean, and an
+    output file is a write."""
+    assert isinstance(decide(command, rule, mode="bypassPermissions"), Deny), command
