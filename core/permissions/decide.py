@@ -38,10 +38,19 @@ from .match import (
     allowing_rule,
     bash_allowed_by,
     bash_rule_hits,
+    rule_base,
     specifier_applies,
     target_matches,
 )
-from .paths import absolute, inside_working_dirs, is_critical, protected_part
+from .paths import (
+    absolute,
+    compile_pattern,
+    inside_working_dirs,
+    is_critical,
+    is_within,
+    protected_part,
+)
+from .reach import reach_of, symlink_out
 from .rules import parse_rule, rule_names_tool
 from .sandboxing import SandboxView, choose_sandbox
 from .targets import (
@@ -262,12 +271,19 @@ def _shell_paths_hit(
         return None
     assert call.analysis is not None
     seen: list[tuple[PathAccess, str]] = []
+    read_rules = [r for r in path_rules if rule_family(r.tool_name) == "read"]
     for command in call.analysis.commands:
         paths = command_paths(command, call.cwd, for_write=False)
         if paths is None and command.wild:
             return path_rules[0], False  # a glob that may name anything
         for path in paths or ():
             seen += [("read", path), ("edit", path)]
+        reach = reach_of(command, paths or ())
+        seen += [("read", path) for path in reach.object_paths]
+        trees = (".",) if reach.tracked_files else reach.trees if reach.reads_content else ()
+        for rule in read_rules:
+            if any(_may_cover_below(rule, call, tree) for tree in trees):
+                return rule, False  # it may read what the rule covers, or may not
     for written in call.writes():
         if written is None:
             return path_rules[0], False
@@ -282,6 +298,26 @@ def _shell_paths_hit(
             ):
                 return rule, True
     return None
+
+
+def _may_cover_below(rule: PermissionRule, call: Call, tree: str) -> bool:
+    """Whether a path rule may cover something below `tree` (a directory read whole)."""
+    assert rule.content is not None
+    base = absolute(_expand(tree), call.cwd)
+    pattern = compile_pattern(rule.content, "deny", cwd=call.cwd, base=rule_base(rule, call.cwd))
+    if not pattern.roots:
+        return True  # `.env` anywhere
+    parts = [p for p in pattern.text.strip("/").split("/") if p]
+    fixed: list[str] = []
+    for part in parts:
+        if any(char in part for char in "*?[\\!"):
+            break
+        fixed.append(part)
+    for root in pattern.roots:
+        start = root.joinpath(*fixed)
+        if is_within(start, base) or is_within(base, start):
+            return True
+    return False
 
 
 def allowed_by_rules(call: Call) -> tuple[PermissionRule, ...]:
@@ -362,6 +398,12 @@ def _first_outside(call: Call) -> str | None:
             paths = command_paths(command, call.cwd, for_write=False)
             if paths is None:
                 return f"what `{command.text}` reads (its paths could not be told)"
+            reach = reach_of(command, paths)
+            if reach.follows_symlinks:
+                for tree in reach.trees:
+                    found = symlink_out(absolute(_expand(tree), call.cwd), call.inside)
+                    if found is not None:
+                        return f"{found} (`{command.text}` follows symlinks)"
             for path in paths:
                 if not call.inside(path):
                     return path

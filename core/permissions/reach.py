@@ -1,0 +1,131 @@
+"""What a command reads beyond the paths it names: recursion, symlinks, git's objects.
+
+`grep -r KEY .` names `.` and reads `.env`; `grep -R` and `find -L` follow a symlink out of
+the project; `git show HEAD:.env` reads `.env` from the repository without opening it. The
+decision chain judges such commands by what they can reach:
+
+- a recursive read of a tree that a `Read` deny rule may cover part of is not certainly
+  allowed: it asks (the rule may cover what it reads, and the chain cannot tell);
+- a read that follows symlinks is outside the project if a symlink below its operands
+  points outside (found by walking, bounded: a tree too big to walk counts as outside);
+- `REV:path` operands of git's readers are reads of that path.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..bash import SimpleCommand, unwrap
+from ..bash.git import split_global
+from ..bash.wrappers import base_name
+
+WALK_LIMIT = 20_000
+
+# Programs that always descend into directories given to them (or into `.` when given none).
+_ALWAYS_RECURSIVE = frozenset({"rg", "ag", "ack", "find", "du", "tree"})
+_DEFAULT_DOT = frozenset({"rg", "ag", "ack", "find", "du", "tree"})
+_GREPS = frozenset({"grep", "egrep", "fgrep"})
+_CONTENT_READERS = frozenset({"rg", "ag", "ack"})
+_GIT_OBJECT_READERS = frozenset({"show", "cat-file"})
+
+
+@dataclass(frozen=True, slots=True)
+class Reach:
+    """What one simple command reads beyond its named paths."""
+
+    trees: tuple[str, ...] = ()
+    """Directories it reads recursively (as written)."""
+    reads_content: bool = False
+    """Whether it reads the files in them (grep, rg) or only their names (find, du)."""
+    follows_symlinks: bool = False
+    object_paths: tuple[str, ...] = ()
+    """Paths it reads out of git's objects (`HEAD:.env`)."""
+    tracked_files: bool = False
+    """It reads every tracked file's content (`git grep`)."""
+
+
+def reach_of(command: SimpleCommand, operands: tuple[str, ...]) -> Reach:
+    argv = unwrap(command.argv) if command.argv else ()
+    if not argv:
+        return Reach()
+    name = base_name(argv[0])
+    args = argv[1:]
+    flags = [word for word in args if word.startswith("-") and word != "-"]
+    if name == "git":
+        return _git(args)
+    recursive = (
+        name in _ALWAYS_RECURSIVE
+        or (name in _GREPS and _has(flags, "r", "R", "--recursive", "--dereference-recursive"))
+        or (name in _GREPS and any(f in ("-d", "--directories=recurse") for f in flags))
+        or (name == "ls" and _has(flags, "R", "--recursive"))
+    )
+    if not recursive:
+        return Reach()
+    follows = (
+        (name in _GREPS and _has(flags, "R", "--dereference-recursive"))
+        or (name == "rg" and _has(flags, "L", "--follow"))
+        or (name == "find" and ("-L" in args or "-follow" in args or "-H" in args))
+        or (name in ("du", "ls") and _has(flags, "L", "--dereference"))
+        or (name == "tree" and "-l" in flags)
+    )
+    trees = operands or ((".",) if name in _DEFAULT_DOT or name in _GREPS else ())
+    content = name in _GREPS or name in _CONTENT_READERS
+    return Reach(trees=tuple(trees), reads_content=content, follows_symlinks=follows)
+
+
+def _has(flags: list[str], *wanted: str) -> bool:
+    """A short flag (`R`, also inside `-Rn`) or a long one (`--recursive`) is given."""
+    for flag in flags:
+        if flag.startswith("--"):
+            if flag.split("=", 1)[0] in wanted:
+                return True
+        elif any(len(w) == 1 and w in flag[1:] for w in wanted):
+            return True
+    return False
+
+
+def _git(args: tuple[str, ...]) -> Reach:
+    problem, sub, rest, _ = split_global(args)
+    if problem or sub is None:
+        return Reach()
+    if sub == "grep":
+        return Reach(tracked_files=True)
+    if sub in _GIT_OBJECT_READERS:
+        paths = tuple(
+            word.split(":", 1)[1]
+            for word in rest
+            if ":" in word and not word.startswith("-") and word.split(":", 1)[1]
+        )
+        return Reach(object_paths=paths)
+    return Reach()
+
+
+def symlink_out(tree: Path, inside: Callable[[Path], bool]) -> str | None:
+    """The first symlink below `tree` that leads outside (`inside(path)` false), or a note
+    that the tree is too big to tell; None when every symlink stays inside."""
+    for count, path in enumerate(_walk(tree)):
+        if count >= WALK_LIMIT:
+            return f"{tree} (too many files to check where its symlinks lead)"
+        if os.path.islink(path) and not inside(path):
+            return str(path)
+    return None
+
+
+def _walk(tree: Path) -> Iterator[Path]:
+    pending = [os.fspath(tree)]
+    while pending:
+        directory = pending.pop()
+        try:
+            with os.scandir(directory) as scan:
+                for entry in scan:
+                    yield Path(entry.path)
+                    try:
+                        if entry.is_dir(follow_symlinks=False) and entry.name != ".git":
+                            pending.append(entry.path)
+                    except OSError:
+                        continue
+        except OSError:
+            continue

@@ -1,0 +1,69 @@
+"""Commands judged by what they can reach, not only by the paths they name: recursive reads
+of trees a deny rule covers part of, symlinks followed out of the project, and paths read
+out of git's objects."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core.hooks import NO_PRE_OUTCOME
+from core.permissions.context import ToolPermissionContext
+from core.permissions.decide import evaluate, prepare
+from core.permissions.decision import Allow, Ask, Deny, PermissionDecision
+from core.permissions.rules import parse_rule
+from core.tools.bash import Bash
+
+TOOL = Bash()
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("KEY = 1\n")
+    (root / ".env").write_text("KEY=secret\n")
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "secret").write_text("s")
+    return root
+
+
+def decide(project: Path, command: str, *rules: str) -> PermissionDecision:
+    parsed = tuple(parse_rule(r.split(" ", 1)[1], r.split(" ", 1)[0]) for r in rules)  # type: ignore[arg-type]
+    permissions = ToolPermissionContext(rules=parsed)
+    call = prepare(TOOL, TOOL.parse_input({"command": command}), project, permissions)
+    return evaluate(call, NO_PRE_OUTCOME)
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["grep -r KEY .", "grep -rn KEY", "rg KEY", "rg KEY .", "git grep KEY", "grep -R KEY .",
+     "egrep --recursive KEY ."],
+)  # fmt: skip
+def test_a_recursive_read_of_a_tree_with_a_denied_file_asks(project: Path, command: str):
+    decision = decide(project, command, "deny Read(.env)")
+    assert isinstance(decision, Ask), command
+    assert "Read(.env)" in decision.message
+
+
+def test_a_recursive_read_elsewhere_is_not_held_up(project: Path):
+    assert isinstance(decide(project, "grep -r KEY src", "deny Read(/config/**)"), Allow)
+    assert isinstance(decide(project, "grep -r KEY src", "deny Read(/src/secrets/**)"), Ask)
+    assert isinstance(decide(project, "find . -name '*.py'", "deny Read(.env)"), Allow)
+
+
+def test_git_object_reads_meet_path_rules(project: Path):
+    assert isinstance(decide(project, "git show HEAD:.env", "deny Read(.env)"), Deny)
+    assert isinstance(decide(project, "git cat-file -p main:.env", "deny Read(.env)"), Deny)
+    assert isinstance(decide(project, "git show HEAD:src/app.py", "deny Read(.env)"), Allow)
+
+
+def test_following_a_symlink_out_of_the_project_is_a_read_outside(project: Path, tmp_path: Path):
+    assert isinstance(decide(project, "grep -R KEY ."), Allow)
+    (project / "src" / "link").symlink_to(tmp_path / "outside")
+    for command in ("grep -R KEY .", "rg -L KEY src", "find -L . -name x", "du -L src"):
+        decision = decide(project, command)
+        assert isinstance(decision, Ask), command
+        assert "follows symlinks" in decision.message
+    assert isinstance(decide(project, "grep -r KEY ."), Allow)  # -r does not follow
