@@ -314,6 +314,7 @@ READ_ONLY: dict[str, Spec] = {
             "runs troff output stages or writes converted pages",
         ),
         operands_are_paths=False,
+        check="man",
     ),
     "find": spec("", check="find"),
     "sed": spec("", check="sed"),

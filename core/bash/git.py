@@ -29,9 +29,12 @@ GLOBAL = spec(
     stop_at_operand=True,
 )
 
-# Diff output flags shared by log, show, diff and stash show.
+# Diff output flags shared by log, show, diff and stash show. A flag whose value git takes
+# only attached (`-U3`, `--unified=3`, `--format=%h`) is `?`: marked `:` it would swallow
+# the next word, and `git diff -U --output=f` would hide a write (tests check each against
+# git itself).
 _DIFF = (
-    " -p -u --patch -s --no-patch -U: --unified= --output-indicator-new="
+    " -p -u --patch -s --no-patch -U? --unified? --output-indicator-new="
     " --output-indicator-old= --output-indicator-context= --raw --patch-with-raw -t"
     " --indent-heuristic --no-indent-heuristic --minimal --patience --histogram --anchored="
     " --diff-algorithm= --stat? --compact-summary --numstat --shortstat --dirstat? --cumulative"
@@ -60,19 +63,19 @@ _REVS = (
     " -n: --max-count= --skip= --since= --after= --since-as-filter= --until= --before="
     " --author= --committer= --grep-reflog= --grep= --all-match --invert-grep -i"
     " --regexp-ignore-case --basic-regexp -E --extended-regexp -F --fixed-strings -P"
-    " --perl-regexp --remove-empty --merges --no-merges --min-parents= --max-parents="
+    " --perl-regexp --remove-empty --merges --no-merges --min-parents? --max-parents?"
     " --no-min-parents --no-max-parents --first-parent --exclude-first-parent-only --not"
     " --all --branches? --tags? --remotes? --glob= --exclude= --exclude-hidden= --reflog"
     " --alternate-refs --single-worktree --ignore-missing --bisect --cherry-mark"
     " --cherry-pick --left-only --right-only --cherry -g --walk-reflogs --merge --boundary"
     " --simplify-by-decoration --show-pulls --full-history --dense --sparse"
     " --simplify-merges --ancestry-path? --topo-order --date-order --author-date-order"
-    " --reverse --objects --objects-edge --no-walk? --do-walk --pretty? --format="
+    " --reverse --objects --objects-edge --no-walk? --do-walk --pretty? --format?"
     " --abbrev-commit --no-abbrev-commit --oneline --encoding= --expand-tabs? --no-expand-tabs"
     " --notes? --no-notes --show-notes? --show-notes-by-default --relative-date --date="
     " --parents --children --left-right --graph --show-linear-break? --follow --decorate?"
-    " --no-decorate --decorate-refs= --decorate-refs-exclude= --clear-decorations --source"
-    " --mailmap --use-mailmap --no-mailmap --no-use-mailmap --full-diff --log-size -L:"
+    " --no-decorate --decorate-refs? --decorate-refs-exclude? --clear-decorations --source"
+    " --mailmap --use-mailmap --no-mailmap --no-use-mailmap --full-diff --log-size -L?"
     " --no-standard-notes --standard-notes --count --timestamp --stdin --in-commit-order"
 )
 _LOG = spec(
@@ -150,7 +153,7 @@ SUBCOMMANDS: dict[str, Spec] = {
     "blame": spec(
         "-b --root --show-stats --progress --no-progress --score-debug -f --show-name -n"
         " --show-number -p --porcelain --line-porcelain --incremental -s -e --show-email -w"
-        " -c -t -l --abbrev= -L: --reverse= --first-parent --encoding= --contents=/ --date="
+        " -c -t -l --abbrev? -L: --reverse? --first-parent --encoding= --contents=/ --date="
         " --ignore-rev= --ignore-revs-file=/ --color-lines --color-by-age --minimal -M? -C?"
         " -S/ --no-textconv --since= --mailmap --use-mailmap",
         ("--textconv", "runs text-conversion filters from the configuration"),

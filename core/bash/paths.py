@@ -91,7 +91,7 @@ def argv_paths(argv: tuple[str, ...]) -> list[str] | None:
     if name in ("awk", "gawk", "mawk"):
         return _script_operands(args, AWK, ("-e", "--source"))
     table = READ_ONLY.get(name) or WRITERS.get(name)
-    if table is None or (table.check and table.check not in ("anything", "date", "printf")):
+    if table is None or (table.check and table.check not in ("anything", "date", "printf", "man")):
         return None
     return _operands(args, table)
 

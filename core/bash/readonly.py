@@ -132,6 +132,12 @@ def _git(args: tuple[str, ...], globs: frozenset[int]) -> str:
         if table is None:
             return f"runs `git {sub}`, which is not a read-only git command"
         problem = _table(f"git {sub}", rest, table, frozenset())
+        if not problem and sub == "reflog":
+            operands = scan(rest, table).operands
+            if operands and operands[0] not in ("show", "list", "exists"):
+                # `git reflog expire` and `delete` rewrite the reflog; anything else is
+                # read as one of them by some git version or another.
+                return f"runs `git reflog {operands[0]}`, which can change the repository"
         if not problem and table.check == "listing":
             found = scan(rest, table)
             if found.operands and not found.has("-l", "--list"):
@@ -139,7 +145,14 @@ def _git(args: tuple[str, ...], globs: frozenset[int]) -> str:
         return problem
     if not rest or rest[0] not in actions:
         return f"runs `git {sub} {rest[0] if rest else ''}`, which can change the repository"
-    return _table(f"git {sub} {rest[0]}", rest[1:], actions[rest[0]], frozenset())
+    problem = _table(f"git {sub} {rest[0]}", rest[1:], actions[rest[0]], frozenset())
+    if not problem and sub == "remote" and rest[0] == "show":
+        found = scan(rest[1:], actions["show"])
+        if found.operands and not found.has("-n"):
+            return (
+                "runs `git remote show NAME`, which asks the remote over the network (-n does not)"
+            )
+    return problem
 
 
 def _sed(args: tuple[str, ...], globs: frozenset[int]) -> str:
@@ -221,7 +234,20 @@ def _command(args: tuple[str, ...], globs: frozenset[int]) -> str:
     )
 
 
+def _man(args: tuple[str, ...], globs: frozenset[int]) -> str:
+    problem = _table("man", args, READ_ONLY["man"], globs)
+    if problem:
+        return problem
+    for operand in scan(args, READ_ONLY["man"]).operands:
+        if "/" in operand:
+            # man-db formats an argument with a slash as a local file, as --local-file
+            # does: its preprocessors (named in the file) run.
+            return f"names the file `{operand}`, which man formats with its preprocessors"
+    return ""
+
+
 _CHECKS: dict[str, Callable[[tuple[str, ...], frozenset[int]], str]] = {
+    "man": _man,
     "anything": lambda args, globs: "",
     "find": lambda args, globs: (
         find_scan(args)[0]
