@@ -107,53 +107,138 @@ def _sed_substitute(script: str, i: int, command: str) -> tuple[int, str]:
     return i, ""
 
 
-# awk: what can run a program, write a file or read one the path checks cannot see.
-_AWK_STRINGS = re.compile(r'"(\\.|[^"\\])*"')
-_AWK_WORDS = re.compile(r"\b(system|getline|close|fflush)\b|@|\|")
-_AWK_STATEMENT = re.compile(r"\b(print|printf)\b([^;\n{}]*)")
-_AWK_OPERAND_END = re.compile(r"[\w)\]$.]\s*$")
+# awk: a real tokenizer (strings, regexes, division, comments, continuations), then checks
+# on the tokens. What can run a program, write a file, or read one the path checks cannot
+# see is refused: system(), getline, `print > file`, `print | cmd`, `@` (gawk's indirect
+# calls and @include/@load), and assigning to ARGV, ARGC or ENVIRON (which changes what
+# files awk reads or what its children see). Anything the tokenizer does not know is
+# refused too.
+
+_AWK_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_AWK_NUMBER = re.compile(r"(?:0[xX][0-9a-fA-F]+|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)")
+_AWK_OPERATORS = (
+    "**=", "^=", "+=", "-=", "*=", "/=", "%=", "==", "<=", ">=", "!=", "!~", "&&", "||",
+    "++", "--", ">>", "|&", "**", "{", "}", "(", ")", "[", "]", ";", ",", "+", "-", "*",
+    "%", "^", "!", ">", "<", "|", "?", ":", "~", "$", "=", "/",
+)  # fmt: skip
+# After these a `/` divides; anywhere else it starts a regular expression.
+_AWK_OPERAND_ENDS = frozenset({"name", "number", "string", ")", "]", "$", "++", "--"})
+_AWK_KEYWORDS = frozenset(
+    {"BEGIN", "END", "BEGINFILE", "ENDFILE", "function", "func", "if", "else", "while",
+     "for", "do", "break", "continue", "next", "nextfile", "exit", "return", "delete", "in",
+     "print", "printf", "getline"}
+)  # fmt: skip
+_AWK_ASSIGNING = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "^=", "**=", "++", "--"})
+_AWK_GUARDED = frozenset({"ARGV", "ARGC", "ENVIRON"})
+
+
+def awk_tokens(program: str) -> list[tuple[str, str]] | str:
+    """(kind, text) tokens of an awk program, or why it cannot be read."""
+    tokens: list[tuple[str, str]] = []
+    i, n = 0, len(program)
+    while i < n:
+        char = program[i]
+        if char == "\\" and program.startswith("\\\n", i):
+            i += 2  # a line continuation
+            continue
+        if char in " \t\r":
+            i += 1
+            continue
+        if char == "\n":
+            tokens.append(("newline", "\n"))
+            i += 1
+            continue
+        if char == "#":
+            end = program.find("\n", i)
+            i = n if end < 0 else end
+            continue
+        if char == '"':
+            j = i + 1
+            while j < n and program[j] != '"':
+                if program[j] == "\n":
+                    return "has a string that runs past the end of its line"
+                j += 2 if program[j] == "\\" else 1
+            if j >= n:
+                return "has a string with no closing quote"
+            tokens.append(("string", program[i : j + 1]))
+            i = j + 1
+            continue
+        previous = tokens[-1][0] if tokens else ""
+        if char == "/" and previous not in _AWK_OPERAND_ENDS:
+            j = i + 1
+            in_class = False
+            while j < n and (program[j] != "/" or in_class):
+                if program[j] == "\n":
+                    return "has a regular expression that runs past the end of its line"
+                if program[j] == "\\":
+                    j += 1
+                elif program[j] == "[":
+                    in_class = True
+                elif program[j] == "]":
+                    in_class = False
+                j += 1
+            if j >= n:
+                return "has a regular expression with no closing /"
+            tokens.append(("regex", program[i : j + 1]))
+            i = j + 1
+            continue
+        if (match := _AWK_NUMBER.match(program, i)) and match.group():
+            tokens.append(("number", match.group()))
+            i = match.end()
+            continue
+        if match := _AWK_NAME.match(program, i):
+            word = match.group()
+            tokens.append(("keyword" if word in _AWK_KEYWORDS else "name", word))
+            i = match.end()
+            continue
+        operator = next((op for op in _AWK_OPERATORS if program.startswith(op, i)), None)
+        if operator is None:
+            return f"has `{char}`, which this check does not read as awk"
+        tokens.append((operator, operator))
+        i += len(operator)
+    return tokens
 
 
 def awk_problem(program: str) -> str:
-    text = _AWK_STRINGS.sub('""', program)
-    text = _strip_regexes(text)
-    for match in _AWK_WORDS.finditer(text):
-        word = match.group()
-        if word == "|":
-            if (
-                text[match.start() - 1 : match.start()] == "|"
-                or text[match.end() : match.end() + 1] == "|"
-            ):
-                continue
+    tokens = awk_tokens(program)
+    if isinstance(tokens, str):
+        return tokens
+    printing = ""
+    depth = 0
+    for index, (kind, text) in enumerate(tokens):
+        if kind in ("|", "|&"):
             return "pipes to or from a command"
-        if word in ("close", "fflush"):
-            continue
-        if word == "@":
-            return "uses `@`, which can call functions such as system() indirectly"
-        return f"uses {word}, which can run commands or read files"
-    for match in _AWK_STATEMENT.finditer(text):
-        depth = 0
-        for char in match.group(2):
-            depth += char == "("
-            depth -= char == ")"
-            if char == ">" and depth <= 0:
-                return f"redirects `{match.group(1)}` output to a file"
+        if text == "system":
+            return "uses system, which runs commands"
+        if text == "getline":
+            return "uses getline, which can run commands or read files"
+        if kind == "name" and text in _AWK_GUARDED and _assigned(tokens, index):
+            return f"assigns to {text}, which changes what awk reads or runs"
+        if kind == "keyword" and text in ("print", "printf"):
+            printing, depth = text, 0
+        elif kind in ("newline", ";", "{", "}"):
+            printing = ""
+        elif kind == "(":
+            depth += 1
+        elif kind == ")":
+            depth -= 1
+        elif kind in (">", ">>") and printing and depth <= 0:
+            return f"redirects `{printing}` output to a file"
+    # `@` (gawk's indirect calls, @include, @load) is not a token: the tokenizer refused it.
     return ""
 
 
-def _strip_regexes(text: str) -> str:
-    """Blank out /regex/ literals so their contents are not read as operators."""
-    out: list[str] = []
-    i = 0
-    while i < len(text):
-        char = text[i]
-        if char == "/" and not _AWK_OPERAND_END.search("".join(out[-20:])):
-            j = i + 1
-            while j < len(text) and text[j] not in "/\n":
-                j += 2 if text[j] == "\\" else 1
-            out.append("//")
-            i = j + 1
-            continue
-        out.append(char)
-        i += 1
-    return "".join(out)
+def _assigned(tokens: list[tuple[str, str]], index: int) -> bool:
+    """Whether the name at `index` (with any subscript) is assigned to or deleted."""
+    if index > 0 and tokens[index - 1][1] in ("delete", "++", "--"):
+        return True
+    j = index + 1
+    if j < len(tokens) and tokens[j][0] == "[":
+        depth = 0
+        while j < len(tokens):
+            depth += tokens[j][0] == "["
+            depth -= tokens[j][0] == "]"
+            j += 1
+            if depth == 0:
+                break
+    return j < len(tokens) and tokens[j][0] in _AWK_ASSIGNING

@@ -114,3 +114,51 @@ def test_tests_that_can_run_commands_are_not(command: str, tmp_path):
     if "[[ 1 -eq 'a[" in text:  # and bash really runs it
         subprocess.run(["bash", "--norc", "-c", text], check=False, capture_output=True)
         assert target.exists()
+
+
+# -- awk: a tokenizer, not a regex ------------------------------------------------------------
+
+from core.bash.scripts import awk_problem  # noqa: E402
+
+
+@pytest.mark.parametrize(
+    "program",
+    ['# "\n BEGIN { system("touch x") } #"', '$1 ~ /"/ { system("x") }',
+     'BEGIN { ARGV[1] = "/etc/shadow"; ARGC = 2 } { print }', "BEGIN { delete ARGV }",
+     '{ printf "%d\\n", 1 > 0 }', '{ print(1) > "f" }', '{ "date" | getline d }',
+     "@include \"x\"", '{ f = "system"; @f("ls") }', "{ print $1 >> \"log\" }",
+     'BEGIN { print "x" |& "cat" }', '{ print "unterminated }'],
+)  # fmt: skip
+def test_awk_programs_that_write_run_or_redirect_are_refused(program: str):
+    assert awk_problem(program), program
+
+
+@pytest.mark.parametrize(
+    "program",
+    ["{ print $1 }", "$3 > 100 { print }", "{ print (a > b) }", "{ x = a || b }",
+     "/a\\/b/ { print }", "{ x = 4 / 2 / 1 }", '{ print "a@b" }', "{ n++ } END { print n }",
+     "{ a[$1]++ } END { for (k in a) print k, a[k] }", '{ print ENVIRON["HOME"] }',
+     "NR > 1 && $2 ~ /x/ { s += $3 } END { printf \"%.2f\\n\", s }"],
+)  # fmt: skip
+def test_everyday_awk_programs_are_read(program: str):
+    assert awk_problem(program) == "", awk_problem(program)
+
+
+_AWK_PIECES = st.sampled_from(
+    ["{", "}", " print ", " printf ", '"M"', " > ", " >> ", " | ", "(", ")", "\n", ";", "/",
+     "x", "1", "$1", '"', "#", "\\\n", 'system("touch M")', '"touch M" | getline',
+     'ARGV[1] = "M"', " getline ", "NR", ",", " ~ ", "/M/", ">"]
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_AWK_PIECES, min_size=1, max_size=8).map("".join))
+def test_an_accepted_awk_program_never_writes_or_runs_anything(tmp_path_factory, program: str):
+    if awk_problem(program):
+        return
+    folder = tmp_path_factory.mktemp("awk")
+    (folder / "in").write_text("a b\nc d\n")
+    subprocess.run(
+        ["awk", "--", program, "in"], cwd=folder, capture_output=True, timeout=10, check=False
+    )
+    assert sorted(p.name for p in folder.iterdir()) == ["in"], program
