@@ -75,7 +75,9 @@ def choose_sandbox(
             f"(sandbox.failIfUnavailable) and it is unavailable ({view.support.problem}).",
         )
     if not view.on:
-        return _with(decision, Unsandboxed(view.why_off()))
+        judged = isinstance(decision, Allow) and decision.decided_by.kind == "mode"
+        judged = judged and "read-only" in decision.decided_by.detail
+        return _with(decision, Unsandboxed(view.why_off(), judged_read_only=judged))
     if _leaves_sandbox(call.input):
         return _leaving(decision, view, mode)
     excluded = _excluded(call, settings)

@@ -460,7 +460,7 @@ def _environment(policy: SandboxPolicy, scratch: Path) -> dict[str, str | None]:
         "PROCTOR_SANDBOX": policy.kind,
     }
     if isinstance(policy, ReadOnly):
-        changes.update(_git_runs_no_code(os.environ))
+        changes.update(git_runs_no_code(os.environ))
     # What the sandbox keeps from being read on disk should not be readable in the
     # environment either.
     for name in os.environ:
@@ -482,7 +482,7 @@ Given as command-scope configuration (`GIT_CONFIG_COUNT`), it beats the reposito
 files, `include.path`s included."""
 
 
-def _git_runs_no_code(environ: Mapping[str, str]) -> dict[str, str | None]:
+def git_runs_no_code(environ: Mapping[str, str]) -> dict[str, str | None]:
     """Read-only git runs none of a repository's programs; the user's own environment
     configuration (if any) is kept and these are added after it."""
     try:

@@ -46,6 +46,9 @@ class Unsandboxed:
     """Runs as the user runs anything: whatever the user can do, it can."""
 
     why: str
+    judged_read_only: bool = False
+    """Allowed only because the analysis judged it read-only (there is no sandbox here):
+    it still runs with what can be switched off switched off (a repository's programs)."""
     kind: ClassVar[SandboxKind] = "none"
 
     def describe(self) -> str:

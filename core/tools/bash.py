@@ -33,7 +33,8 @@ from ..bash import analyze
 from ..permissions.targets import CommandTarget, RuleTarget
 from ..results import PREVIEW_BUDGET_BYTES, ResultStore, format_size, preview
 from ..sandbox.blocked import explain
-from ..sandbox.policy import ReadOnly, SandboxKind, SandboxPolicy, Workspace
+from ..sandbox.fence import git_runs_no_code
+from ..sandbox.policy import ReadOnly, SandboxKind, SandboxPolicy, Unsandboxed, Workspace
 from ..tool import (
     Progress,
     Tool,
@@ -182,6 +183,9 @@ class Bash(Tool[BashInput]):
         session_dir = context.options.session_dir
         policy = context.sandbox
         fence = _fence_factory(policy, context)
+        # No sandbox here, and no person approved it: still switch off what git could run.
+        judged = isinstance(policy, Unsandboxed) and policy.judged_read_only
+        env_changes = git_runs_no_code(os.environ) if judged else None
         kind: SandboxKind = policy.kind if policy is not None else "none"
         if input.run_in_background:
             shell = await session.start_background(
@@ -190,6 +194,7 @@ class Bash(Tool[BashInput]):
                 fallback_cwd=context.cwd,
                 session_dir=session_dir,
                 fence=fence,
+                env_changes=env_changes,
             )
             data = BashOutput(
                 input.command, None, "", cwd=session.cwd, background_id=shell.id, sandbox=kind
@@ -204,6 +209,7 @@ class Bash(Tool[BashInput]):
             progress=progress,
             name=context.tool_use_id,
             fence=fence,
+            env_changes=env_changes,
         )
         data = collect_output(
             input.command, input.timeout, finished, context.tool_use_id, session_dir

@@ -37,7 +37,7 @@ import shutil
 import signal
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -114,6 +114,7 @@ class ShellProcess:
         spool: Path,
         cwd_file: Path | None = None,
         fence: Fence | None = None,
+        env_changes: Mapping[str, str | None] | None = None,
     ) -> ShellProcess:
         """Start the command; inside `fence` when given (applied in the child before bash
         runs, so bash and everything it starts are fenced)."""
@@ -124,6 +125,11 @@ class ShellProcess:
             script = f"trap {shlex.quote(record)} EXIT; {command}"
         fd = os.open(spool, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
         env = fence.environment(os.environ) if fence is not None else dict(os.environ)
+        for name, value in (env_changes or {}).items():
+            if value is None:
+                env.pop(name, None)
+            else:
+                env[name] = value
         fenced: dict[str, Any] = {"preexec_fn": fence.child.apply} if fence is not None else {}
         try:
             process = await asyncio.create_subprocess_exec(
@@ -454,6 +460,7 @@ class ShellSession:
         progress: Callable[[Any], None],
         name: str = "",
         fence: FenceFactory | None = None,
+        env_changes: Mapping[str, str | None] | None = None,
     ) -> Finished:
         """Run a command to its end, its timeout, or an abort; cancellation stops it too
         (and is re-raised once its processes are gone). With `fence`, it runs sandboxed,
@@ -465,7 +472,7 @@ class ShellSession:
         # Inside the sandbox only the scratch directory is writable: the trap writes there.
         cwd_file = built.cwd_file if built is not None else spool.with_suffix(".cwd")
         try:
-            process = await ShellProcess.start(command, cwd, spool, cwd_file, built)
+            process = await ShellProcess.start(command, cwd, spool, cwd_file, built, env_changes)
         except BaseException:
             remove_quietly(spool, cwd_file)
             if built is not None:
@@ -504,6 +511,7 @@ class ShellSession:
         fallback_cwd: Path,
         session_dir: Path | None,
         fence: FenceFactory | None = None,
+        env_changes: Mapping[str, str | None] | None = None,
     ) -> BackgroundShell:
         cwd, _ = self.working_directory(fallback_cwd)
         shell_id = f"bash_{next(self._shell_ids)}"
@@ -511,7 +519,9 @@ class ShellSession:
         built = fence(spool) if fence is not None else None
         # No cwd trap: a background command runs beside later ones and must not move them.
         try:
-            process = await ShellProcess.start(command, cwd, spool, fence=built)
+            process = await ShellProcess.start(
+                command, cwd, spool, fence=built, env_changes=env_changes
+            )
         except BaseException:
             if built is not None:
                 built.finish()

@@ -271,3 +271,17 @@ def test_an_excluded_command_is_found_behind_wrappers():
     excluded = SandboxSettings(excluded_commands=("cat",))
     for command in ("timeout 5 cat x", "env LANG=C cat x", "nice cat x"):
         assert isinstance(decide(command, settings=excluded), Ask), command
+
+
+async def test_without_a_sandbox_read_only_git_still_runs_no_repository_program(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    fenced = make_fenced(tmp_path, monkeypatch, support=MISSING)
+    repository_running(fenced.project, "echo FSMONITOR-RAN >&2")
+    outcome, text = await fenced.run("git status")
+    assert outcome.sandbox == "none"
+    assert "FSMONITOR-RAN" not in text, text
+    approved = make_fenced(tmp_path / "b", monkeypatch, support=MISSING, answers=[Approve()])
+    repository_running(approved.project, "echo FSMONITOR-RAN >&2")
+    _, text = await approved.run("git status && touch x")  # asked, approved: as the user runs it
+    assert "FSMONITOR-RAN" in text
