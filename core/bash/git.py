@@ -86,11 +86,29 @@ _LOG = spec(
 )
 _BRANCH_LIST = (
     " -a --all -r --remotes -v -vv --verbose -q --quiet --abbrev= --no-abbrev --column?"
-    " --no-column --sort= --merged? --no-merged? --contains? --no-contains? --points-at="
+    " --no-column --sort= --merged: --no-merged: --contains: --no-contains: --points-at:"
     " --format= --color? --no-color -i --ignore-case --omit-empty"
 )
 
+# Given any of these, `git branch` and `git tag` only list (their operands are patterns);
+# each takes the next word as its commit, or HEAD when it is the last word (git checks).
+LIST_FILTERS = ("--merged", "--no-merged", "--contains", "--no-contains", "--points-at")
+
 SUBCOMMANDS: dict[str, Spec] = {
+    "config": spec(
+        "--get --get-all --get-regexp --get-urlmatch -l --list --show-origin --show-scope"
+        " --name-only -z --null --global --system --local --worktree -f/ --file=/ --blob="
+        " --includes --no-includes --type= --bool --int --bool-or-int --path --expiry-date"
+        " --default=",
+        check="config",
+    ),
+    "show-branch": spec(
+        "-r --remotes -a --all --current --topo-order --date-order --sparse --more? --list"
+        " --merge-base --independent --no-name --sha1-name --topics -g? --reflog? --color?"
+        " --no-color"
+    ),
+    "cherry": spec("-v --abbrev?"),
+    "submodule": spec("--quiet -q --cached --recursive", check="submodule"),
     "status": spec(
         "-s --short -b --branch --show-stash --porcelain? --long -v --verbose -u?"
         " --untracked-files? --ignore-submodules? --ignored? -z --column? --no-column"

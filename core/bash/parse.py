@@ -266,6 +266,10 @@ def _command(walk: Walk, node: Node, outer: Node, inherited: tuple[Redirect, ...
                 b"[",
             ):
                 globs.add(len(argv) if argv is not None else 0)
+            if argv is not None and _prints_only(argv) and _plain_variables(target):
+                # `echo $HOME "$?"`: whatever the values, echo only prints them.
+                argv.append(walk.text(target))
+                continue
             value = _word(walk, target)
             if value is None:
                 argv = None
@@ -279,6 +283,31 @@ def _command(walk: Walk, node: Node, outer: Node, inherited: tuple[Redirect, ...
         tuple(own) + inherited,
         wild,
     )
+
+
+# Commands that only print their words, whatever they are: plain `$x` in them is harmless.
+# (printf is not here: a `-v` from a variable would assign a shell variable.)
+_PRINTS_ONLY = frozenset({"echo"})
+
+
+def _prints_only(argv: list[str]) -> bool:
+    return len(argv) >= 1 and argv[0] in _PRINTS_ONLY
+
+
+def _plain_variables(node: Node) -> bool:
+    """A word made of text and plain `$x` only (no `${x:=y}`, no substitution)."""
+    if node.type == "simple_expansion":
+        return True
+    if node.type == "string":
+        return _plain_string(node) and any(c.type == "simple_expansion" for c in node.children)
+    if node.type == "concatenation":
+        # Only words that hold a variable: plain words (braces included) take the usual path.
+        return any(_plain_variables(child) for child in node.children) and all(
+            (child.type in ("word", "raw_string") and b"{" not in (child.text or b""))
+            or _plain_variables(child)
+            for child in node.children
+        )
+    return False
 
 
 def _has_unquoted_glob(walk: Walk, node: Node) -> bool:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from core.bash.commands import READ_ONLY
 from core.bash.flags import Spec, scan, spec
 from core.bash.git import (
+    LIST_FILTERS,
     REMOTE_ACTIONS,
     REMOTE_READ,
     STASH_ACTIONS,
@@ -140,8 +141,14 @@ def _git(args: tuple[str, ...], globs: frozenset[int]) -> str:
                 return f"runs `git reflog {operands[0]}`, which can change the repository"
         if not problem and table.check == "listing":
             found = scan(rest, table)
-            if found.operands and not found.has("-l", "--list"):
+            if found.operands and not found.has("-l", "--list", *LIST_FILTERS):
                 return f"names a {sub} to create (list with `git {sub} --list PATTERN`)"
+        if not problem and table.check == "config":
+            problem = _git_config(rest, table)
+        if not problem and table.check == "submodule":
+            operands = scan(rest, table).operands
+            if operands and operands[0] != "status":
+                return f"runs `git submodule {operands[0]}`, which can change the repository"
         return problem
     if not rest or rest[0] not in actions:
         return f"runs `git {sub} {rest[0] if rest else ''}`, which can change the repository"
@@ -153,6 +160,33 @@ def _git(args: tuple[str, ...], globs: frozenset[int]) -> str:
                 "runs `git remote show NAME`, which asks the remote over the network (-n does not)"
             )
     return problem
+
+
+# Programs whose `--version` and `--help` only print, loading nothing from the project
+# (pytest, for one, loads conftest.py first: it is not here). Named, never a path.
+VERSION_ONLY = frozenset(
+    {"python", "python3", "node", "npm", "npx", "pnpm", "yarn", "bun", "deno", "pip", "pip3",
+     "uv", "poetry", "cargo", "rustc", "rustup", "go", "java", "javac", "gcc", "g++", "cc",
+     "clang", "make", "cmake", "ninja", "ruby", "gem", "perl", "php", "tsc", "ruff", "mypy",
+     "black", "isort", "docker", "kubectl", "terraform", "gh", "git", "bash", "sh", "zsh",
+     "curl", "wget", "ssh", "rsync", "tar", "zip", "unzip", "gzip", "jq", "rg", "fd", "fzf",
+     "tmux", "vim", "nvim", "emacs", "code", "dotnet", "swift", "kotlin", "scala", "sbt",
+     "mvn", "gradle", "ffmpeg", "convert", "psql", "mysql", "sqlite3", "redis-cli"}
+)  # fmt: skip
+
+_CONFIG_READS = ("--get", "--get-all", "--get-regexp", "--get-urlmatch", "-l", "--list")
+
+
+def _git_config(args: tuple[str, ...], table: Spec) -> str:
+    """`git config` only reads with an explicit read action (`--get`, `--list`, or the
+    newer `get`/`list` words); anything else may set a value."""
+    found = scan(args, table)
+    operands = found.operands
+    if found.has(*_CONFIG_READS):
+        return "" if len(operands) <= 2 else "gives `git config` a value to set"
+    if operands and operands[0] in ("get", "list") and len(operands) <= 3:
+        return ""
+    return "runs `git config` without --get or --list, which can set configuration"
 
 
 def _sed(args: tuple[str, ...], globs: frozenset[int]) -> str:
@@ -274,6 +308,8 @@ def argv_problem(argv: tuple[str, ...], globs: frozenset[int]) -> str:
         return argv_problem(inner, frozenset())
     table = READ_ONLY.get(name)
     if table is None:
+        if name in VERSION_ONLY and argv[1:] in (("--version",), ("--help",)):
+            return ""
         return "is not a read-only command"
     args = argv[1:]
     # Glob positions are counted in the full argv; shift them to the arguments.

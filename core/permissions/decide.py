@@ -20,6 +20,7 @@ not say what its input touches) asks rather than guesses. Every decision says wh
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -272,10 +273,17 @@ def _shell_paths_hit(
     assert call.analysis is not None
     seen: list[tuple[PathAccess, str]] = []
     read_rules = [r for r in path_rules if rule_family(r.tool_name) == "read"]
-    for command in call.analysis.commands:
+    for index, command in enumerate(call.analysis.commands):
         paths = command_paths(command, call.cwd, for_write=False)
         if paths is None and command.wild:
             return path_rules[0], False  # a glob that may name anything
+        if paths is None and command.argv and os.path.basename(command.argv[0]) == "xargs":
+            fed = _fed_by_find(call, index)
+            if fed is None:
+                return path_rules[0], False  # xargs reads names from anywhere
+            for rule in read_rules:
+                if any(_may_cover_below(rule, call, tree) for tree in fed):
+                    return rule, False
         for path in paths or ():
             seen += [("read", path), ("edit", path)]
         reach = reach_of(command, paths or ())
@@ -394,10 +402,13 @@ def _first_outside(call: Call) -> str | None:
     if isinstance(target, DomainTarget):
         return target.host
     if call.analysis is not None:
-        for command in call.analysis.commands:
+        for index, command in enumerate(call.analysis.commands):
             paths = command_paths(command, call.cwd, for_write=False)
             if paths is None:
+                paths = _fed_by_find(call, index)
+            if paths is None:
                 return f"what `{command.text}` reads (its paths could not be told)"
+            paths = tuple(p for p in paths if p not in HARMLESS_READS)
             reach = reach_of(command, paths)
             if reach.follows_symlinks:
                 for tree in reach.trees:
@@ -408,6 +419,28 @@ def _first_outside(call: Call) -> str | None:
                 if not call.inside(path):
                     return path
     return None
+
+
+HARMLESS_READS = frozenset({"/dev/null", "/dev/zero", "/dev/stdin", "/dev/urandom", "/dev/random"})
+
+
+def _fed_by_find(call: Call, index: int) -> tuple[str, ...] | None:
+    """`find ROOTS ... | xargs CMD`: xargs gives CMD names that find found below its roots,
+    so CMD reads under those roots (symlinks aside: find without -L does not follow)."""
+    assert call.analysis is not None
+    commands = call.analysis.commands
+    command = commands[index]
+    if index == 0 or not command.argv or os.path.basename(command.argv[0]) != "xargs":
+        return None
+    previous = commands[index - 1]
+    if not previous.argv or os.path.basename(previous.argv[0]) != "find":
+        return None
+    if "-L" in previous.argv or "-follow" in previous.argv:
+        return None
+    joined = re.escape(previous.text) + r"\s*\|\s*" + re.escape(command.text)
+    if re.search(joined, call.analysis.command) is None:
+        return None
+    return touched_paths(previous)
 
 
 def _edits_plan_file(call: Call) -> bool:

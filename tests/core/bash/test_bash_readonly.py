@@ -162,3 +162,24 @@ def test_an_accepted_awk_program_never_writes_or_runs_anything(tmp_path_factory,
         ["awk", "--", program, "in"], cwd=folder, capture_output=True, timeout=10, check=False
     )
     assert sorted(p.name for p in folder.iterdir()) == ["in"], program
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["echo $HOME", 'echo -n "$PATH"', "echo $?", 'echo "a $x b"', "echo a$HOME", "echo -e 'a\\nb'",
+     "python3 --version", "node --help", "git branch --contains HEAD", "git tag --points-at HEAD",
+     "git branch --merged main", "git config --get user.name", "git config --list",
+     "git show-branch", "git cherry -v", "git submodule status", "command -v git"],
+)  # fmt: skip
+def test_everyday_read_only_commands_are_not_refused(command: str):
+    assert analyze(command).read_only, analyze(command).reason
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["echo ${x:=y}", "echo $(rm x)", "printf -v x %s y", "printf $fmt", "./evil --version",
+     "pytest --version", "git config user.name x", "git submodule update", "git branch newb",
+     "echo {a,b}"],
+)  # fmt: skip
+def test_their_dangerous_neighbours_still_are(command: str):
+    assert not analyze(command).read_only, command
