@@ -86,12 +86,25 @@ HOME_SECRETS = (
     ".cargo/credentials",
     ".cargo/credentials.toml",
     ".pyenv/.pyenv-credentials",
+    ".config/git/credentials",
+    ".git-credential-cache",
 )
-HOME_READABLE = (".gitconfig", ".config/git")
+HOME_READABLE = (
+    ".gitconfig",
+    ".config/git/config",
+    ".config/git/ignore",
+    ".config/git/attributes",
+)
 """Configuration in the home directory that everyday read-only commands cannot do without:
 git stops with "fatal" when ~/.gitconfig exists but cannot be read."""
-GIT_PROTECTED = ("config", "hooks", "modules")
-_SECRET_ENV_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL")
+GIT_PROTECTED = ("config", "config.worktree", "commondir", "hooks", "modules", "worktrees")
+"""Inside `.git`: what makes git run a program, or read configuration from elsewhere
+(`commondir` points git at another repository's config)."""
+_SECRET_ENV_WORDS = (
+    "KEY", "TOKEN", "SECRET", "PASS", "CREDENTIAL", "AUTH", "DSN", "PRIVATE", "COOKIE",
+    "SESSION", "_PAT",
+)  # fmt: skip
+_URL_WITH_PASSWORD = re.compile(r"://[^/@\s:]+:[^/@\s]+@")
 _WALK_LIMIT = 200_000
 _MASK_LIMIT = 5_000
 _NOT_WALKED = frozenset(p for p in SYSTEM_READ_ROOTS if p != "/etc")
@@ -315,7 +328,9 @@ class FenceBuilder:
             for root in writable:
                 for path in _protected_in(root, inputs):
                     (protected if os.path.lexists(path) else missing).append(path)
-                protected += self._nested_git(root)
+                nested, absent = self._nested_git(root)
+                protected += nested
+                missing += absent
             protected += [
                 path
                 for path in self._matching(inputs.deny_write, writable, writable)
@@ -328,22 +343,26 @@ class FenceBuilder:
             )
         mounts: list[kernel.Mount] = []
         if support.namespaces:
-            if isinstance(policy, ReadOnly):
-                # Landlock already refuses writes; read-only mounts also hold where an older
-                # Landlock ABI does not reach (truncate before ABI 3, ioctls before 5).
-                for tree in trees:
-                    target = os.fspath(tree)
-                    mounts.append(kernel.Mount(target, target, True, kernel.mount_flags(target)))
             for root in read_roots:
                 ruleset.allow(os.fspath(root), kernel.READ_RIGHTS)
             for root in writable:
                 ruleset.allow(os.fspath(root), everything)
+            # The child makes every mount read-only, then opens these again for writing.
+            opened = [*writable, scratch, *([spool] if spool is not None else [])]
+            for root in opened:
+                if os.path.lexists(root):
+                    mounts.append(kernel.Mount(os.fspath(root), os.fspath(root), "writable"))
+            for path in _parents_to_pin([*protected, *missing, *denied], writable):
+                mounts.append(kernel.Mount(os.fspath(path), os.fspath(path), "pin"))
             for path in denied:
-                mask = self._mask_dir if path.is_dir() else self._mask_file
-                mounts.append(kernel.Mount(os.fspath(mask), os.fspath(path), read_only=False))
+                mask = os.fspath(self._mask_dir if path.is_dir() else self._mask_file)
+                mounts.append(
+                    kernel.Mount(mask, os.fspath(path), "read-only", kernel.mount_flags(mask))
+                )
             for path in protected:
                 target = os.fspath(path)
-                mounts.append(kernel.Mount(target, target, True, kernel.mount_flags(target)))
+                flags = kernel.mount_flags(target)
+                mounts.append(kernel.Mount(target, target, "read-only", flags))
         else:
             for root in read_roots:
                 _grant_except(ruleset, root, denied, kernel.READ_RIGHTS)
@@ -364,7 +383,13 @@ class FenceBuilder:
             namespaces=support.namespaces,
             mounts=mounts,
             ruleset_fd=ruleset.fd,
-            seccomp=kernel.seccomp_program(families) if support.seccomp else b"",
+            seccomp=kernel.seccomp_program(
+                families,
+                deny_ipc=not support.namespaces,
+                deny_metadata=isinstance(policy, ReadOnly),
+            )
+            if support.seccomp
+            else b"",
         )
         return child, tuple(writable), tuple(missing)
 
@@ -426,11 +451,12 @@ class FenceBuilder:
                 covered.append(path)
                 yield path
 
-    def _nested_git(self, root: Path) -> list[Path]:
+    def _nested_git(self, root: Path) -> tuple[list[Path], list[Path]]:
         """The configuration and hooks of git repositories inside a writable tree (not its
-        own, which `_protected_in` covers): a later, approved git command there would run
-        whatever a sandboxed command planted."""
+        own, which `_protected_in` covers), existing and not yet existing: a later, approved
+        git command there would run whatever a sandboxed command planted."""
         found: list[Path] = []
+        absent: list[Path] = []
 
         def skip(path: Path, is_dir: bool) -> bool:
             return path.name in (".git", "node_modules")
@@ -443,10 +469,11 @@ class FenceBuilder:
             if path.name != ".git" or path.parent == root:
                 continue
             if path.is_dir():
-                found += [path / name for name in GIT_PROTECTED if (path / name).exists()]
+                for name in GIT_PROTECTED:
+                    (found if os.path.lexists(path / name) else absent).append(path / name)
             else:
                 found.append(path)
-        return found
+        return found, absent
 
 
 _SOCKETS_WITH_PRIVATE_NETWORK = frozenset({2, 10})  # AF_INET, AF_INET6: the namespace's own lo
@@ -463,9 +490,13 @@ def _environment(policy: SandboxPolicy, scratch: Path) -> dict[str, str | None]:
         changes.update(git_runs_no_code(os.environ))
     # What the sandbox keeps from being read on disk should not be readable in the
     # environment either.
-    for name in os.environ:
+    for name, value in os.environ.items():
         upper = name.upper()
-        if any(word in upper for word in _SECRET_ENV_WORDS) or upper.startswith("AWS_"):
+        if (
+            any(word in upper for word in _SECRET_ENV_WORDS)
+            or upper.startswith("AWS_")
+            or _URL_WITH_PASSWORD.search(value)
+        ):
             changes[name] = None
     return changes
 
@@ -527,6 +558,27 @@ def _toolchains(home: Path) -> Iterator[Path]:
             yield path
 
 
+def _parents_to_pin(paths: Iterable[Path], roots: Iterable[Path]) -> list[Path]:
+    """The directories between a writable root and each carved-out path below it. Each is
+    made a mount point, which cannot be renamed: `mv .git .git-old` would otherwise carry the
+    read-only `config` away and leave room for a new one."""
+    roots = list(roots)
+    pins: dict[Path, None] = {}
+    for path in paths:
+        for root in roots:
+            if not is_within(path, root) or path == root:
+                continue
+            parent = path.parent
+            chain: list[Path] = []
+            while parent != root and is_within(parent, root):
+                chain.append(parent)
+                parent = parent.parent
+            for directory in reversed(chain):
+                if directory.is_dir() and not directory.is_symlink():
+                    pins.setdefault(directory, None)
+    return list(pins)
+
+
 def _protected_in(root: Path, inputs: FenceInputs) -> Iterator[Path]:
     for name in sorted(PROTECTED_NAMES - {".git"}):
         yield root / name
@@ -536,7 +588,13 @@ def _protected_in(root: Path, inputs: FenceInputs) -> Iterator[Path]:
             yield git / name
     else:
         yield git  # a gitdir pointer file, or a repository not made yet
-    for hooks in _hooks_paths(git / "config", inputs.home / ".gitconfig"):
+    configs = (
+        git / "config",
+        inputs.home / ".gitconfig",
+        Path(os.environ.get("XDG_CONFIG_HOME") or inputs.home / ".config") / "git" / "config",
+        Path("/etc/gitconfig"),
+    )
+    for hooks in _hooks_paths(*configs):
         path = Path(os.path.normpath(root / os.path.expanduser(hooks)))
         if is_within(path, root) and path != root:
             yield path

@@ -27,6 +27,7 @@ import socket
 import stat
 import struct
 from dataclasses import dataclass
+from typing import Literal
 
 SETUP_FAILED_EXIT = 125
 SETUP_FAILED_MARK = b"proctor-sandbox-setup-failed: "
@@ -43,6 +44,11 @@ SYS_LANDLOCK_ADD_RULE = 445
 SYS_LANDLOCK_RESTRICT_SELF = 446
 SYS_SECCOMP = 317 if _X86_64 else 277
 SYS_SOCKET = 41 if _X86_64 else 198
+SYS_MOUNT_SETATTR = 442
+AT_FDCWD = -100
+AT_RECURSIVE = 0x8000
+MOUNT_ATTR_RDONLY = 1
+_MOUNT_ATTR_SIZE = 32
 SYS_IO_URING = (425, 426, 427)
 AUDIT_ARCH = 0xC000003E if _X86_64 else 0xC00000B7  # AUDIT_ARCH_X86_64 / AUDIT_ARCH_AARCH64
 
@@ -96,6 +102,7 @@ def fs_rights_for(abi: int) -> int:
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWNET = 0x40000000
+CLONE_NEWIPC = 0x08000000
 
 MS_RDONLY = 1
 MS_NOSUID = 2
@@ -231,13 +238,45 @@ def _insn(code: int, jt: int, jf: int, k: int) -> bytes:
     return struct.pack("HBBI", code, jt, jf, k)
 
 
-def seccomp_program(allowed_socket_families: frozenset[int]) -> bytes:
-    """A filter that refuses `socket()` for every address family but `allowed`, and io_uring
-    (whose requests would bypass the socket check), with EPERM. Calls from another ABI (32-bit
-    programs, x32) are refused with ENOSYS: their system call numbers mean other things."""
-    nr, arch, arg0 = 0, 4, 16  # offsets in struct seccomp_data (arg0's low 32 bits: LE)
+# Calls refused with EPERM in every sandbox: the kernel keyring (a session keyring is
+# inherited, and may hold credentials), and io_uring (its requests bypass the socket check).
+_KEYRING = (248, 249, 250) if _X86_64 else (217, 218, 219)
+# SysV and POSIX message queues and shared memory: shared with the host unless there is an
+# IPC namespace, so refused when there is none.
+_IPC = (
+    (29, 30, 31, 64, 65, 66, 67, 68, 69, 70, 71, 220, 240, 241, 242, 243, 244, 245)
+    if _X86_64
+    else (186, 187, 188, 189, 190, 191, 192, 193, 194, 195, 196, 197, 180, 181, 182, 183, 184, 185)
+)
+# Changing a file's mode, owner, times or extended attributes: Landlock does not cover
+# them, so a read-only sandbox refuses them outright.
+_METADATA = (
+    (90, 91, 92, 93, 94, 132, 235, 260, 261, 268, 280, 188, 189, 190, 197, 198, 199, 452, 463,
+     466)
+    if _X86_64
+    else (5, 6, 7, 14, 15, 16, 52, 53, 54, 55, 88, 452, 463, 466)
+)  # fmt: skip
+SYS_SOCKETPAIR = 53 if _X86_64 else 199
+_SOCK_STREAM = 1
+_BPF_ALU_AND_K = 0x54
+
+
+def seccomp_program(
+    allowed_socket_families: frozenset[int], *, deny_ipc: bool = False, deny_metadata: bool = False
+) -> bytes:
+    """A filter refusing, with EPERM: `socket()` for every address family but the allowed
+    ones; `socketpair()` but for stream pairs (a datagram pair can `sendto` any named
+    socket); io_uring; the keyring; and, as asked, IPC and metadata changes. Calls from
+    another ABI (32-bit programs, x32) are refused with ENOSYS: their numbers mean other
+    things."""
+    nr, arch, arg0, arg1 = 0, 4, 16, 24  # offsets in struct seccomp_data (low words: LE)
     deny = _insn(_BPF_RET_K, 0, 0, _SECCOMP_RET_ERRNO | errno.EPERM)
     allow = _insn(_BPF_RET_K, 0, 0, _SECCOMP_RET_ALLOW)
+    denied = [*SYS_IO_URING, *_KEYRING]
+    if deny_ipc:
+        denied += _IPC
+    if deny_metadata:
+        denied += _METADATA
     families = sorted(allowed_socket_families)
     prog = [
         _insn(_BPF_LD_W_ABS, 0, 0, arch),
@@ -250,10 +289,19 @@ def seccomp_program(allowed_socket_families: frozenset[int]) -> bytes:
             _insn(_JGE_K, 0, 1, _X32_SYSCALL_BIT),
             _insn(_BPF_RET_K, 0, 0, _SECCOMP_RET_ERRNO | errno.ENOSYS),
         ]
-    for ring_call in SYS_IO_URING:
-        prog += [_insn(_BPF_JEQ_K, 0, 1, ring_call), deny]
+    for call in dict.fromkeys(denied):
+        prog += [_insn(_BPF_JEQ_K, 0, 1, call), deny]
+    # socketpair(): only SOCK_STREAM (the low 4 bits of the type; the rest are flags).
+    prog += [
+        _insn(_BPF_JEQ_K, 0, 5, SYS_SOCKETPAIR),
+        _insn(_BPF_LD_W_ABS, 0, 0, arg1),
+        _insn(_BPF_ALU_AND_K, 0, 0, 0xF),
+        _insn(_BPF_JEQ_K, 0, 1, _SOCK_STREAM),
+        allow,
+        deny,
+    ]
     # socket(): allow listed families, refuse the rest.
-    prog += [_insn(_BPF_JEQ_K, 0, 2 + len(families), SYS_SOCKET)]
+    prog += [_insn(_BPF_LD_W_ABS, 0, 0, nr), _insn(_BPF_JEQ_K, 0, 2 + len(families), SYS_SOCKET)]
     prog += [_insn(_BPF_LD_W_ABS, 0, 0, arg0)]
     for index, family in enumerate(families):
         remaining = len(families) - index - 1
@@ -267,11 +315,15 @@ def seccomp_program(allowed_socket_families: frozenset[int]) -> bytes:
 
 @dataclass(slots=True)
 class Mount:
-    """A bind mount to make in the child's mount namespace."""
+    """A bind mount to make in the child's mount namespace, after the whole tree has been
+    made read-only: `writable` opens a tree for writing again (the project, the scratch
+    directory), `read-only` covers a path (a mask, a protected path), `pin` only makes the
+    path a mount point, which cannot be renamed or removed (the parents of protected
+    paths: renaming `.git` would leave its protected `config` behind under another name)."""
 
     source: str
     target: str
-    read_only: bool
+    kind: Literal["writable", "read-only", "pin"]
     flags: int = 0
     """The target file system's flags, kept on a read-only remount (the kernel locks them)."""
 
@@ -311,6 +363,12 @@ class ChildFence:
         self._seccomp = ctypes.create_string_buffer(seccomp, max(len(seccomp), 1))
         fprog = struct.pack("HxxxxxxQ", len(seccomp) // 8, ctypes.addressof(self._seccomp))
         self._fprog = ctypes.create_string_buffer(fprog, len(fprog)) if seccomp else None
+        self._read_only = ctypes.create_string_buffer(
+            struct.pack("QQQQ", MOUNT_ATTR_RDONLY, 0, 0, 0), _MOUNT_ATTR_SIZE
+        )
+        self._writable = ctypes.create_string_buffer(
+            struct.pack("QQQQ", 0, MOUNT_ATTR_RDONLY, 0, 0), _MOUNT_ATTR_SIZE
+        )
         header = struct.pack("Ii", _LINUX_CAPABILITY_VERSION_3, 0)
         self._cap_header = ctypes.create_string_buffer(header, len(header))
         self._cap_data = ctypes.create_string_buffer(bytes(24), 24)
@@ -321,28 +379,35 @@ class ChildFence:
         step = "starting"
         try:
             if self.namespaces:
-                step = "creating the user, mount and network namespaces"
-                _check(LIBC.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET))
+                step = "creating the user, mount, network and IPC namespaces"
+                _check(LIBC.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC))
                 step = "mapping the user and group ids"
                 _write_proc("/proc/self/setgroups", b"deny")
                 _write_proc("/proc/self/uid_map", b"%d %d 1" % (self.uid, self.uid))
                 _write_proc("/proc/self/gid_map", b"%d %d 1" % (self.gid, self.gid))
                 step = "making mounts private"
                 _check(LIBC.mount(None, b"/", None, MS_REC | MS_PRIVATE, None))
+                # Everything read-only first: Landlock does not cover a file's mode, owner,
+                # times or attributes, a read-only mount does.
+                step = "making every mount read-only"
+                _check(LIBC.syscall(SYS_MOUNT_SETATTR, AT_FDCWD, b"/", AT_RECURSIVE,
+                                    self._read_only, _MOUNT_ATTR_SIZE))  # fmt: skip
                 for mount in self.mounts:
-                    step = f"covering {mount.target}"
+                    step = f"binding {mount.target} ({mount.kind})"
                     target = os.fsencode(mount.target)
                     # Recursive: a mask already made inside a tree stays in the new bind.
                     source = os.fsencode(mount.source)
                     _check(LIBC.mount(source, target, None, MS_BIND | MS_REC, None))
-                    if mount.read_only:
+                    if mount.kind == "writable":
+                        _check(LIBC.syscall(SYS_MOUNT_SETATTR, AT_FDCWD, target, AT_RECURSIVE,
+                                            self._writable, _MOUNT_ATTR_SIZE))  # fmt: skip
+                    elif mount.kind == "read-only":
                         flags = MS_BIND | MS_REMOUNT | MS_RDONLY | mount.flags
                         _check(LIBC.mount(None, target, None, flags, None))
-                if self.mounts:
-                    # The working directory was entered before the mounts were made, so it
-                    # still looks at what they cover: enter it again, through them.
-                    step = "entering the working directory again"
-                    os.chdir(os.getcwd())
+                # The working directory was entered before the mounts were made, so it still
+                # looks at what they cover: enter it again, through them.
+                step = "entering the working directory again"
+                os.chdir(os.getcwd())
                 step = "bringing up the private loopback"
                 _loopback_up()
             step = "dropping capabilities"

@@ -35,6 +35,7 @@ import re
 import shlex
 import shutil
 import signal
+import stat
 import tempfile
 import time
 from collections.abc import Callable, Mapping
@@ -496,11 +497,24 @@ class ShellSession:
         return Finished(process.returncode, stopped, spool, file_size(spool), cwd, notes, failure)
 
     def _follow_cd(self, cwd_file: Path) -> None:
+        """Take the directory the command ended in. The command can write this file (in a
+        sandbox it lives in the command's scratch directory), so it is read as untrusted:
+        a regular file, not followed through a symlink, never blocking, at most 4 KB."""
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
         try:
-            recorded = cwd_file.read_text(encoding="utf-8", errors="surrogateescape").strip()
+            fd = os.open(cwd_file, flags)
         except OSError:
             return
-        if recorded and Path(recorded).is_dir():
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return
+            data = os.read(fd, 4096)
+        except OSError:
+            return
+        finally:
+            os.close(fd)
+        recorded = data.decode("utf-8", errors="surrogateescape").strip()
+        if recorded and os.path.isabs(recorded) and Path(recorded).is_dir():
             self.cwd = Path(recorded)
 
     async def start_background(

@@ -20,10 +20,13 @@ from sandbox_helpers import (
     alive,
     exists,
     make_fenced,
+    make_message_queue,
     needs_namespaces,
     needs_network_isolation,
     needs_sandbox,
     needs_seccomp,
+    receive_message,
+    remove_message_queue,
     repository_running,
     start_sleeper,
 )
@@ -280,7 +283,7 @@ async def test_background_commands_are_fenced_too(fenced: Fenced):
     assert started.data.sandbox == "read-only"
     assert await shell.wait(30)
     assert not target.exists()
-    assert "Permission denied" in shell.spool.read_text()
+    assert "Read-only file system" in shell.spool.read_text()
 
 
 async def test_the_sandbox_works_nested_inside_itself(
@@ -372,7 +375,7 @@ async def test_a_denied_directory_is_covered_whole(tmp_path: Path, monkeypatch: 
         assert "CANARY" not in text, text
     fence = fenced.sandbox.fence(READ_ONLY, fenced.context().permission_context, None)
     try:
-        masked = [m.target for m in fence.child.mounts if not m.read_only]
+        masked = [m.target for m in fence.child.mounts if m.source.endswith("denied-dir")]
         assert str(fenced.project / "secrets") in masked
         assert not any("s1.txt" in target for target in masked)
     finally:
@@ -520,3 +523,165 @@ async def test_read_only_git_runs_none_of_the_repositorys_programs(fenced: Fence
     assert "FSMONITOR-RAN" not in text
     _, text = await fenced.run_in(WORKSPACE, "git status")
     assert "FSMONITOR-RAN" in text  # the workspace obeys the repository, fenced
+
+
+# -- channels beside files and sockets ------------------------------------------------------
+
+SYSV = """
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+class Msg(ctypes.Structure):
+    _fields_ = [("mtype", ctypes.c_long), ("mtext", ctypes.c_char * 32)]
+message = Msg(1, b"EXFIL-SYSV")
+print("msgsnd", libc.msgsnd(int(sys.argv[1]), ctypes.byref(message), 32, 0))
+"""
+
+KEYRING = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+number = 250 if os.uname().machine == "x86_64" else 219
+found = libc.syscall(number, 10, -3, b"user", b"proctor-test-canary", 0)  # KEYCTL_SEARCH
+print("keyctl", found, os.strerror(ctypes.get_errno()))
+"""
+
+DATAGRAM = """
+import socket, sys
+try:
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    a.sendto(b"EXFIL-DGRAM", sys.argv[1])
+    print("sent")
+except OSError as error:
+    print("refused", error)
+"""
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+async def test_a_datagram_socket_pair_cannot_reach_a_named_socket(
+    fenced: Fenced, policy: SandboxPolicy, tmp_path: Path
+):
+    path = tmp_path / "journal.sock"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    listener.bind(str(path))
+    listener.setblocking(False)
+    try:
+        (fenced.project / "dgram.py").write_text(DATAGRAM)
+        _, text = await fenced.run_in(policy, f"python3 dgram.py {path}")
+        assert "refused" in text, text
+        with pytest.raises(BlockingIOError):
+            listener.recv(100)
+    finally:
+        listener.close()
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+async def test_host_message_queues_are_out_of_reach(fenced: Fenced, policy: SandboxPolicy):
+    queue = make_message_queue()
+    try:
+        (fenced.project / "sysv.py").write_text(SYSV)
+        _, text = await fenced.run_in(policy, f"python3 sysv.py {queue}")
+        assert "msgsnd -1" in text, text
+        assert receive_message(queue) is None
+    finally:
+        remove_message_queue(queue)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+async def test_the_keyring_is_out_of_reach(fenced: Fenced, policy: SandboxPolicy):
+    (fenced.project / "keys.py").write_text(KEYRING)
+    _, text = await fenced.run_in(policy, "python3 keys.py")
+    assert "keyctl -1 Operation not permitted" in text, text
+
+
+async def test_read_only_changes_no_file_metadata_anywhere(fenced: Fenced):
+    outside = fenced.project.parent / "outside.txt"
+    before = outside.stat()
+    command = (
+        f"chmod 4777 {outside}; touch -m -d 2001-01-01 {outside}; chmod 777 $HOME; "
+        "chmod 666 src/app.py; "
+        f"python3 -c \"import os; os.setxattr('{outside}', 'user.x', b'1')\""
+    )
+    _, text = await fenced.run_in(READ_ONLY, command)
+    after = outside.stat()
+    assert (after.st_mode, after.st_mtime_ns) == (before.st_mode, before.st_mtime_ns), text
+    assert oct(fenced.home.stat().st_mode & 0o777) != "0o777"
+    assert oct((fenced.project / "src" / "app.py").stat().st_mode & 0o777) != "0o666"
+
+
+@needs_namespaces
+async def test_the_workspace_changes_no_metadata_outside_the_project(fenced: Fenced):
+    outside = fenced.project.parent / "outside.txt"
+    before = outside.stat()
+    await fenced.run_in(WORKSPACE, f"chmod 4777 {outside}; touch -m -d 2001-01-01 {outside}")
+    after = outside.stat()
+    assert (after.st_mode, after.st_mtime_ns) == (before.st_mode, before.st_mtime_ns)
+    result, text = await fenced.run_in(WORKSPACE, "chmod +x src/app.py && test -x src/app.py")
+    assert not result.is_error, text
+
+
+# -- from a review that attacked the first version -----------------------------------------
+
+
+@needs_namespaces
+@pytest.mark.parametrize(
+    "command",
+    [
+        "mv .git .git-old && cp -r .git-old .git && rm -rf .git/config && "
+        "printf '[core]\\n\\tfsmonitor = evil\\n' > .git/config",
+        "cp -r .git evilgit && printf '[core]\\n\\tfsmonitor = evil\\n' > evilgit/config && "
+        "echo ../evilgit > .git/commondir",
+    ],
+)
+async def test_git_configuration_cannot_be_swapped_by_renaming_or_redirecting(
+    fenced: Fenced, command: str
+):
+    await fenced.run_in(WORKSPACE, command)
+    assert (fenced.project / ".git" / "config").read_text() == "[core]\n"
+    assert not exists(fenced.project / ".git" / "commondir")
+
+
+@needs_namespaces
+async def test_a_hooks_path_from_the_users_git_configuration_is_protected(fenced: Fenced):
+    config = fenced.home / ".config" / "git" / "config"
+    config.parent.mkdir(parents=True)
+    config.write_text("[core]\n\thooksPath = .githooks\n")
+    (fenced.project / ".githooks").mkdir()
+    await fenced.run_in(
+        WORKSPACE, "echo evil > .githooks/pre-commit; mv .githooks x; mkdir .githooks"
+    )
+    assert not exists(fenced.project / ".githooks" / "pre-commit")
+    assert (fenced.project / ".githooks").is_dir() and not exists(fenced.project / "x")
+
+
+@needs_namespaces
+async def test_a_nested_repository_without_hooks_gets_none_planted(fenced: Fenced):
+    nested = fenced.project / "vendor" / "lib" / ".git"
+    nested.mkdir(parents=True)
+    (nested / "config").write_text("[core]\n")
+    _, text = await fenced.run_in(
+        WORKSPACE, "mkdir -p vendor/lib/.git/hooks && touch vendor/lib/.git/hooks/post-checkout"
+    )
+    assert not exists(nested / "hooks"), text
+    assert "moved to" in text
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+async def test_git_credentials_and_secret_looking_variables_stay_hidden(
+    fenced: Fenced, policy: SandboxPolicy, monkeypatch: pytest.MonkeyPatch
+):
+    credentials = fenced.home / ".config" / "git" / "credentials"
+    credentials.parent.mkdir(parents=True, exist_ok=True)
+    credentials.write_text("https://user:CANARY-CRED@example.com\n")
+    monkeypatch.setenv("DATABASE_URL", "postgres://app:CANARY-DB@db/app")
+    monkeypatch.setenv("SENTRY_DSN", "CANARY-DSN")
+    monkeypatch.setenv("GITHUB_PAT", "CANARY-PAT")
+    _, text = await fenced.run_in(policy, f"cat {credentials}; env")
+    assert "CANARY" not in text, text
+
+
+@needs_namespaces
+async def test_the_masks_themselves_cannot_be_written(fenced: Fenced):
+    await fenced.run_in(WORKSPACE, "chmod 666 .env; echo PLANTED > .env")
+    _, text = await fenced.run_in(READ_ONLY, "cat .env")
+    assert "PLANTED" not in text
+    assert (fenced.project / ".env").read_text() == "API_KEY=CANARY-DOTENV\n"
