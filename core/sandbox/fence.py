@@ -181,11 +181,18 @@ class Fence:
                 destination.parent.mkdir(parents=True, exist_ok=True)
                 shutil.move(str(path), str(destination))
             except OSError as error:
-                notes.append(
-                    f"The sandboxed command created {path}, a protected path, and it could not "
-                    f"be moved out of the way ({error}): check it before trusting it."
-                )
-                continue
+                # Out of the way at least: under a name nothing reads.
+                aside = path.with_name(f"{path.name}.proctor-quarantined-{time.time_ns()}")
+                try:
+                    os.rename(path, aside)
+                except OSError:
+                    notes.append(
+                        f"WARNING: the sandboxed command created {path}, a protected path, "
+                        f"and it could not be moved away ({error}). Remove it before running "
+                        "anything else in this project."
+                    )
+                    continue
+                destination = aside
             notes.append(
                 f"The sandboxed command created {path}, which is protected (it can make later "
                 f"commands run code), so it was moved to {destination}."

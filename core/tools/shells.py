@@ -69,6 +69,32 @@ def _bash() -> str:
 # -- process groups -----------------------------------------------------------------------
 
 
+def _user_namespace(pid: int) -> str | None:
+    try:
+        return os.readlink(f"/proc/{pid}/ns/user")
+    except OSError:
+        return None
+
+
+def _namespace_members(namespace: str) -> list[int]:
+    """Live processes in a user namespace (the sandbox's own, created for one command)."""
+    members: list[int] = []
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return members
+    for name in names:
+        if name.isdigit() and _user_namespace(int(name)) == namespace:
+            try:
+                with open(f"/proc/{name}/stat", "rb") as file:
+                    stat_line = file.read()
+            except OSError:
+                continue
+            if stat_line[stat_line.rfind(b")") + 2 :][:1] not in (b"Z", b"X"):
+                members.append(int(name))
+    return members
+
+
 def _session_groups(sid: int) -> set[int]:
     """The process groups of session `sid` that still have a live (non-zombie) member."""
     try:
@@ -106,6 +132,12 @@ class ShellProcess:
         self.fence = fence
         """The sandbox it runs in; `finish_fence()` once it has ended."""
         self.fenced = fence is not None
+        self.user_namespace: str | None = None
+        """A sandboxed command's own user namespace: every process in it is the command's."""
+        if fence is not None and fence.child.namespaces:
+            own = _user_namespace(os.getpid())
+            theirs = _user_namespace(process.pid)
+            self.user_namespace = theirs if theirs is not None and theirs != own else None
 
     @classmethod
     async def start(
@@ -179,13 +211,23 @@ class ShellProcess:
         return self.process.returncode
 
     def alive(self) -> bool:
-        """Whether any process of the command's session is still running."""
-        return bool(_session_groups(self.pid))
+        """Whether any process of the command's session (or, sandboxed, of its namespace)
+        is still running."""
+        return bool(_session_groups(self.pid)) or bool(self._namespace_members())
 
     def signal(self, sig: int) -> None:
         for group in _session_groups(self.pid):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(group, sig)
+        # A sandboxed process that called setsid has left the session, not the namespace.
+        for pid in self._namespace_members():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, sig)
+
+    def _namespace_members(self) -> list[int]:
+        if self.user_namespace is None:
+            return []
+        return _namespace_members(self.user_namespace)
 
     async def stop(self, grace_s: float) -> None:
         """SIGTERM the whole session, SIGKILL what is left after `grace_s`, reap the leader."""
@@ -383,6 +425,8 @@ class BackgroundShell:
 
     async def _watch(self) -> None:
         await self.process.process.wait()
+        if self.process.fenced:
+            await self.process.stop(ShellSession.kill_grace_s)
         self.fence_notes = self.process.finish_fence()
         self.done.set()
 
@@ -492,6 +536,10 @@ class ShellSession:
         failure = process.setup_failure()
         if stopped == "exited" and failure is None:
             self._follow_cd(cwd_file)
+        if built is not None and stopped == "exited":
+            # A sandboxed command's processes end with it: one left behind could create a
+            # protected path after the check below (background work has run_in_background).
+            await process.stop(self.kill_grace_s)
         remove_quietly(cwd_file)
         notes += process.finish_fence()
         return Finished(process.returncode, stopped, spool, file_size(spool), cwd, notes, failure)

@@ -685,3 +685,16 @@ async def test_the_masks_themselves_cannot_be_written(fenced: Fenced):
     _, text = await fenced.run_in(READ_ONLY, "cat .env")
     assert "PLANTED" not in text
     assert (fenced.project / ".env").read_text() == "API_KEY=CANARY-DOTENV\n"
+
+
+@needs_namespaces
+@pytest.mark.parametrize(
+    "leftover",
+    ["(sleep 60; mkdir .proctor) & echo $! > pid.txt",
+     "setsid sh -c 'echo $$ > pid.txt; sleep 60; mkdir .proctor' & sleep 0.5"],
+)  # fmt: skip
+async def test_processes_left_behind_end_with_the_command(fenced: Fenced, leftover: str):
+    """Else one could create a protected path after the check that moves such paths away."""
+    _result, text = await fenced.run_in(WORKSPACE, leftover)
+    pid = int((fenced.project / "pid.txt").read_text().split()[0])
+    assert not alive(pid), text
