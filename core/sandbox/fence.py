@@ -23,6 +23,7 @@ Why it is shaped this way:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -106,6 +107,9 @@ _SECRET_ENV_WORDS = (
 )  # fmt: skip
 _URL_WITH_PASSWORD = re.compile(r"://[^/@\s:]+:[^/@\s]+@")
 _WALK_LIMIT = 200_000
+_ETC_RESCAN_S = 5.0
+_PATH_LIMIT = 3_900
+"""Deeper paths cannot be opened by path (PATH_MAX is 4096) nor covered by a mount."""
 _MASK_LIMIT = 5_000
 _NOT_WALKED = frozenset(p for p in SYSTEM_READ_ROOTS if p != "/etc")
 """Too big (/usr) or endless (/proc) to search for paths a deny pattern covers: patterns
@@ -205,12 +209,20 @@ class Fence:
         return base / f"{stamp}-{os.getpid()}" / path.relative_to(path.anchor)
 
 
+Stamp = tuple[int, int, int]
+Covers = Callable[[str, bool], bool]
+
+
 class DirectoryIndex:
-    """Directory listings cached by mtime: walking the same project again costs one `stat`
-    per directory, plus a listing for each directory that changed."""
+    """Directory listings, and searches over them, cached by each directory's stamp (mtime,
+    ctime and inode: ctime cannot be set back by a command the way mtime can). Searching the
+    same project again costs one `stat` per directory; only directories that changed are
+    listed and matched again."""
 
     def __init__(self) -> None:
-        self._listings: dict[str, tuple[int, list[tuple[str, bool]]]] = {}
+        self._listings: dict[str, tuple[Stamp, list[tuple[str, bool]]]] = {}
+        self._searches: dict[tuple[str, object], tuple[Stamp, list[str], list[str]]] = {}
+        self._private: dict[str, tuple[Stamp, list[str], list[str]]] = {}
 
     def walk(
         self,
@@ -227,26 +239,90 @@ class DirectoryIndex:
         seen = 0
         while pending:
             directory = pending.pop()
-            for name, is_dir in self._list(directory):
+            for name, is_dir in self._list(directory)[1]:
                 path = os.path.join(directory, name)
                 seen += 1
                 if seen > _WALK_LIMIT:
                     raise OSError(
                         f"{root} has more than {_WALK_LIMIT:,} entries to search for {purpose}"
                     )
+                if len(path) > _PATH_LIMIT:
+                    continue  # too deep to be opened by path; nothing to cover there
                 found = Path(path)
                 yield found
                 if is_dir and not (skip is not None and skip(found, is_dir)):
                     pending.append(path)
 
-    def _list(self, directory: str) -> list[tuple[str, bool]]:
+    def search(
+        self, start: str, key: object, covers: Covers, skip: Callable[[str], bool]
+    ) -> Iterator[str]:
+        """Paths below `start` that `covers(path, is_dir)`, not descending into them or into
+        what `skip` names. `key` names the question, so its answers can be kept."""
+        pending = [start]
+        seen = 0
+        while pending:
+            directory = pending.pop()
+            stamp, entries = self._list(directory)
+            seen += len(entries)
+            if seen > _WALK_LIMIT:
+                raise OSError(
+                    f"{start} has more than {_WALK_LIMIT:,} entries to search for the paths "
+                    "the deny rules cover; narrow the rules (anchor them: ./secrets/**)"
+                )
+            memo = self._searches.get((directory, key))
+            if memo is None or memo[0] != stamp:
+                covered: list[str] = []
+                below: list[str] = []
+                for name, is_dir in entries:
+                    path = os.path.join(directory, name)
+                    if len(path) > _PATH_LIMIT:
+                        continue
+                    if covers(path, is_dir):
+                        covered.append(path)
+                    elif is_dir and not skip(path):
+                        below.append(path)
+                memo = (stamp, covered, below)
+                self._searches[(directory, key)] = memo
+            yield from memo[1]
+            pending.extend(memo[2])
+
+    def private(self, root: str) -> Iterator[str]:
+        """Files and directories below `root` that not everyone may read (`/etc/shadow`,
+        a wireguard key): the sandbox hides them even from root."""
+        pending = [root]
+        while pending:
+            directory = pending.pop()
+            stamp, entries = self._list(directory)
+            memo = self._private.get(directory)
+            if memo is None or memo[0] != stamp:
+                hidden: list[str] = []
+                below: list[str] = []
+                for name, is_dir in entries:
+                    path = os.path.join(directory, name)
+                    try:
+                        mode = os.lstat(path).st_mode
+                    except OSError:
+                        continue
+                    if stat.S_ISLNK(mode):
+                        continue
+                    if not mode & stat.S_IROTH:
+                        hidden.append(path)
+                    elif is_dir:
+                        below.append(path)
+                memo = (stamp, hidden, below)
+                self._private[directory] = memo
+            yield from memo[1]
+            pending.extend(memo[2])
+
+    def _list(self, directory: str) -> tuple[Stamp, list[tuple[str, bool]]]:
         try:
-            mtime = os.stat(directory).st_mtime_ns
+            info = os.stat(directory)
         except OSError:
-            return []
+            return (0, 0, 0), []
+        stamp = (info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
         cached = self._listings.get(directory)
-        if cached is not None and cached[0] == mtime:
-            return cached[1]
+        if cached is not None and cached[0] == stamp:
+            return cached
         entries: list[tuple[str, bool]] = []
         try:
             with os.scandir(directory) as scan:
@@ -256,9 +332,9 @@ class DirectoryIndex:
                     except OSError:
                         continue
         except OSError:
-            return []
-        self._listings[directory] = (mtime, entries)
-        return entries
+            return stamp, []
+        self._listings[directory] = (stamp, entries)
+        return stamp, entries
 
 
 class FenceBuilder:
@@ -268,12 +344,21 @@ class FenceBuilder:
         self.support = support
         self.session_dir = session_dir
         self.index = DirectoryIndex()
-        self._root = Path(tempfile.mkdtemp(prefix="proctor-sandbox-"))
+        # Scratch directories and masks live with the session when there is one: nothing is
+        # left in /tmp by a session that ends badly.
+        parent = None
+        if session_dir is not None:
+            with contextlib.suppress(OSError):
+                session_dir.mkdir(parents=True, exist_ok=True)
+                parent = os.fspath(session_dir)
+        self._root = Path(tempfile.mkdtemp(prefix="sandbox-", dir=parent))
         self._mask_file = self._root / "denied-file"
         self._mask_dir = self._root / "denied-dir"
         self._mask_file.touch()
         self._mask_dir.mkdir()
         self._bash = shutil.which("bash") or "/bin/bash"
+        self._read_roots: tuple[object, list[Path]] | None = None
+        self._etc_private: tuple[float, list[Path]] | None = None
 
     def close(self) -> None:
         shutil.rmtree(self._root, ignore_errors=True)
@@ -316,16 +401,20 @@ class FenceBuilder:
         support = self.support
         everything = kernel.fs_rights_for(support.landlock_abi)
         trees = _user_trees(inputs)
-        read_roots = _unique(
-            [
-                *(Path(p) for p in SYSTEM_READ_ROOTS),
-                *_toolchains(inputs.home),
-                *(inputs.home / name for name in HOME_READABLE),
-                *trees,
-                *inputs.allow_read,
-                Path(self._bash).parent,
-            ]
-        )
+        roots_key = (inputs, os.environ.get("PATH", ""))
+        if self._read_roots is None or self._read_roots[0] != roots_key:
+            found = _unique(
+                [
+                    *(Path(p) for p in SYSTEM_READ_ROOTS),
+                    *_toolchains(inputs.home),
+                    *(inputs.home / name for name in HOME_READABLE),
+                    *trees,
+                    *inputs.allow_read,
+                    Path(self._bash).parent,
+                ]
+            )
+            self._read_roots = (roots_key, found)
+        read_roots = self._read_roots[1]
         denied = _unique(self._denied_reads(inputs, read_roots, trees))
         writable: list[Path] = []
         protected: list[Path] = []
@@ -408,6 +497,13 @@ class FenceBuilder:
             path = Path(text)
             if os.path.lexists(path) and _within_any(path, read_roots):
                 yield path
+        # Anything else under /etc that not everyone may read is a secret too.
+        now = time.monotonic()
+        if self._etc_private is None or now - self._etc_private[0] > _ETC_RESCAN_S:
+            # /etc changes rarely, and searching it costs a stat per directory: at most
+            # once every few seconds.
+            self._etc_private = (now, [Path(p) for p in self.index.private("/etc")])
+        yield from self._etc_private[1]
         for text in HOME_SECRETS:
             path = home / text
             if os.path.lexists(path) and _within_any(path, read_roots):
@@ -438,25 +534,24 @@ class FenceBuilder:
                 yield from self._search(tree, floating)
 
     def _search(self, start: Path, patterns: list[PathPattern]) -> Iterator[Path]:
-        if any(is_within(start, Path(p)) for p in _NOT_WALKED):
-            if any(p.matches(start) for p in patterns):
-                yield start
-            return
-        if any(p.matches(start) for p in patterns):
+        if any(_fast_covers(p, os.fspath(start), start.is_dir()) for p in patterns):
             yield start
+            return
+        if any(is_within(start, Path(p)) for p in _NOT_WALKED):
             return
         if not start.is_dir() or start.is_symlink():
             return
-        covered: list[Path] = []
+        key = tuple((p.text, p.roots) for p in patterns)
 
-        def skip(path: Path, is_dir: bool) -> bool:
-            # Stop at what is covered whole, and at .git's object store.
-            return path in covered or path.name == ".git"
+        def covers(path: str, is_dir: bool) -> bool:
+            return any(_fast_covers(p, path, is_dir) for p in patterns)
 
-        for path in self.index.walk(start, skip=skip):
-            if any(_covers(p, path) for p in patterns):
-                covered.append(path)
-                yield path
+        def skip(path: str) -> bool:
+            # git's object store holds nothing a path rule could name by path.
+            return path.endswith("/.git/objects")
+
+        for path in self.index.search(os.fspath(start), key, covers, skip):
+            yield Path(path)
 
     def _nested_git(self, root: Path) -> tuple[list[Path], list[Path]]:
         """The configuration and hooks of git repositories inside a writable tree (not its
@@ -626,12 +721,31 @@ def _hooks_paths(*configs: Path) -> list[str]:
     return found
 
 
-def _covers(pattern: PathPattern, path: Path) -> bool:
-    """The pattern covers the path, or the directory's every possible content."""
-    if pattern.matches(path):
-        return True
-    probe = path / _UNLIKELY
-    return pattern.matches(probe) and pattern.matches(probe / _UNLIKELY)
+def _fast_covers(pattern: PathPattern, path: str, is_dir: bool) -> bool:
+    """The pattern covers the path, or, for a directory, its every possible content. Works
+    on strings with the kind of entry known, so a search stats nothing per file."""
+    if pattern.roots:
+        relatives = [_relative(path, os.fspath(root)) for root in pattern.roots]
+        texts = [text for text in relatives if text is not None]
+    else:
+        texts = [path.lstrip("/")]
+    spec = pattern.spec
+    for text in texts:
+        if spec.match_file(text) or (is_dir and text and spec.match_file(text + "/")):
+            return True
+        if is_dir:
+            probe = f"{text}/{_UNLIKELY}" if text else _UNLIKELY
+            if spec.match_file(probe) and spec.match_file(f"{probe}/{_UNLIKELY}"):
+                return True
+    return False
+
+
+def _relative(path: str, root: str) -> str | None:
+    if root == "/":
+        return path.lstrip("/")
+    if path == root:
+        return ""
+    return path[len(root) + 1 :] if path.startswith(root + "/") else None
 
 
 def _literal_start(pattern: PathPattern, root: Path) -> Path | None:

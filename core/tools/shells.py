@@ -76,23 +76,31 @@ def _user_namespace(pid: int) -> str | None:
         return None
 
 
-def _namespace_members(namespace: str) -> list[int]:
-    """Live processes in a user namespace (the sandbox's own, created for one command)."""
+def _session_and_namespace(sid: int, namespace: str) -> tuple[set[int], list[int]]:
+    """In one pass over /proc: the live process groups of session `sid`, and the live
+    processes in user namespace `namespace` (a sandboxed command's own)."""
+    groups: set[int] = set()
     members: list[int] = []
     try:
         names = os.listdir("/proc")
     except OSError:
-        return members
+        return _session_groups(sid), members
     for name in names:
-        if name.isdigit() and _user_namespace(int(name)) == namespace:
-            try:
-                with open(f"/proc/{name}/stat", "rb") as file:
-                    stat_line = file.read()
-            except OSError:
-                continue
-            if stat_line[stat_line.rfind(b")") + 2 :][:1] not in (b"Z", b"X"):
-                members.append(int(name))
-    return members
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as file:
+                stat_line = file.read()
+        except OSError:
+            continue
+        fields = stat_line[stat_line.rfind(b")") + 2 :].split()
+        if len(fields) <= 3 or fields[0] in (b"Z", b"X"):
+            continue
+        if int(fields[3]) == sid:
+            groups.add(int(fields[2]))
+        elif _user_namespace(int(name)) == namespace:
+            members.append(int(name))
+    return groups, members
 
 
 def _session_groups(sid: int) -> set[int]:
@@ -213,21 +221,24 @@ class ShellProcess:
     def alive(self) -> bool:
         """Whether any process of the command's session (or, sandboxed, of its namespace)
         is still running."""
-        return bool(_session_groups(self.pid)) or bool(self._namespace_members())
+        if self.user_namespace is None:
+            return bool(_session_groups(self.pid))
+        groups, members = _session_and_namespace(self.pid, self.user_namespace)
+        return bool(groups or members)
 
     def signal(self, sig: int) -> None:
-        for group in _session_groups(self.pid):
+        members: list[int] = []
+        if self.user_namespace is None:
+            groups = _session_groups(self.pid)
+        else:
+            groups, members = _session_and_namespace(self.pid, self.user_namespace)
+        for group in groups:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(group, sig)
         # A sandboxed process that called setsid has left the session, not the namespace.
-        for pid in self._namespace_members():
+        for pid in members:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, sig)
-
-    def _namespace_members(self) -> list[int]:
-        if self.user_namespace is None:
-            return []
-        return _namespace_members(self.user_namespace)
 
     async def stop(self, grace_s: float) -> None:
         """SIGTERM the whole session, SIGKILL what is left after `grace_s`, reap the leader."""

@@ -698,3 +698,55 @@ async def test_processes_left_behind_end_with_the_command(fenced: Fenced, leftov
     _result, text = await fenced.run_in(WORKSPACE, leftover)
     pid = int((fenced.project / "pid.txt").read_text().split()[0])
     assert not alive(pid), text
+
+
+async def test_deny_rules_reach_into_dot_git_directories(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    fenced = make_fenced(tmp_path, monkeypatch, rules=("deny Read(.env)", "deny Read(.git/config)"))
+    hidden = fenced.project / "hide" / ".git" / "app"
+    hidden.mkdir(parents=True)
+    (hidden / ".env").write_text("CANARY-NESTED\n")
+    (fenced.project / ".git" / "config").write_text("[remote]\n\turl = https://x:CANARY-TOKEN@h\n")
+    _, text = await fenced.run_in(READ_ONLY, "cat hide/.git/app/.env .git/config")
+    assert "CANARY" not in text, text
+
+
+async def test_a_directory_whose_mtime_is_set_back_is_searched_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    fenced = make_fenced(tmp_path, monkeypatch, rules=("deny Read(.env)",))
+    stash = fenced.project / "d"
+    stash.mkdir()
+    await fenced.run_in(READ_ONLY, "true")  # the listings are cached now
+    moved = fenced.project / "app"
+    moved.mkdir()
+    (moved / ".env").write_text("CANARY-MTIME\n")
+    before = stash.stat()
+    moved.rename(stash / "app")
+    os.utime(stash, ns=(before.st_atime_ns, before.st_mtime_ns))
+    _, text = await fenced.run_in(READ_ONLY, "cat d/app/.env")
+    assert "CANARY" not in text, text
+
+
+def test_files_not_everyone_may_read_are_found_for_hiding(tmp_path: Path):
+    from core.sandbox.fence import DirectoryIndex
+
+    (tmp_path / "open.conf").write_text("x")
+    (tmp_path / "private.key").write_text("x")
+    (tmp_path / "private.key").chmod(0o600)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "token").write_text("x")
+    (tmp_path / "sub" / "token").chmod(0o640)
+    found = sorted(DirectoryIndex().private(str(tmp_path)))
+    assert found == [str(tmp_path / "private.key"), str(tmp_path / "sub" / "token")]
+
+
+@needs_namespaces
+async def test_a_tree_too_deep_to_open_by_path_breaks_nothing(fenced: Fenced):
+    deep = "a/" * 1500
+    result, text = await fenced.run_in(
+        WORKSPACE, f"mkdir -p {deep[:3000]} && cd {deep[:3000]} && mkdir -p {deep[:1600]}"
+    )
+    result, text = await fenced.run_in(READ_ONLY, "cat src/app.py")
+    assert not result.is_error, text
