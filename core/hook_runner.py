@@ -115,8 +115,9 @@ class CommandHookRunner:
         try:
             runs, notes = await self._run("PreToolUse", call.tool_name, self._tool_payload(call))
             return _combine_pre(runs, notes)
-        except Exception as error:  # never let a hook problem become the call's problem
-            return PreToolUseOutcome(messages=(f"PreToolUse hooks failed: {error}",))
+        except Exception as error:  # a broken guard: the call asks, it never runs unguarded
+            message = f"PreToolUse hooks failed ({error}); the call asks instead."
+            return PreToolUseOutcome(permission="ask", reason=message, messages=(message,))
 
     async def post_tool_use(self, call: HookCall, response: Any) -> PostToolUseOutcome:
         payload = {**self._tool_payload(call), "tool_response": response}
@@ -221,26 +222,30 @@ class CommandHookRunner:
         self, event: HookEvent, hook: HookCommand, stdin: bytes, is_mcp: bool
     ) -> _Ran:
         what = f"{event} {hook.describe()}"
+        if hook.unreadable is not None:
+            return _unguarded(event, hook, f"it has {hook.unreadable} proctor does not understand")
+        pipes: dict[str, Any] = {
+            "stdin": asyncio.subprocess.PIPE,
+            "stdout": asyncio.subprocess.PIPE,
+            "stderr": asyncio.subprocess.PIPE,
+            "cwd": self.cwd,
+            "env": self._env,
+            "start_new_session": True,
+        }
         try:
-            process = await asyncio.create_subprocess_shell(
-                hook.command,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                cwd=self.cwd,
-                env=self._env,
-                start_new_session=True,
-            )
+            if hook.args is not None:  # the exec form: the program and its words, no shell
+                process = await asyncio.create_subprocess_exec(hook.command, *hook.args, **pipes)
+            else:
+                process = await asyncio.create_subprocess_shell(hook.command, **pipes)
         except OSError as error:
-            return _Ran(hook, messages=(f"{what} could not start: {error}",))
+            return _unguarded(event, hook, f"it could not start: {error}")
         finished = False
         try:
             out, err = await asyncio.wait_for(process.communicate(stdin), hook.timeout_s)
             finished = True
         except TimeoutError:
             await self._stop(process)
-            message = f"{what} timed out after {hook.timeout_s:g} s and was stopped"
-            return _Ran(hook, messages=(message,))
+            return _unguarded(event, hook, f"it timed out after {hook.timeout_s:g} s")
         finally:
             if not finished:  # timed out, cancelled or failed: nothing of the hook may linger
                 if process.returncode is None:
@@ -340,12 +345,11 @@ def _interpret(
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:
-        return _Ran(hook, messages=(f"{what} printed output that is not valid JSON ({error}).",))
+        return _unguarded(event, hook, f"it printed output that is not valid JSON ({error})")
     try:
         return _read_output(event, hook, data, is_mcp)
     except _WrongShape as error:
-        message = f"{what} printed JSON that was ignored: {error}."
-        return _Ran(hook, messages=(message,))
+        return _unguarded(event, hook, f"it printed JSON proctor cannot read ({error})")
 
 
 def _read_output(event: HookEvent, hook: HookCommand, data: Any, is_mcp: bool) -> _Ran:
@@ -413,6 +417,16 @@ def _common(runs: list[_Ran], notes: list[str]) -> dict[str, Any]:
         "prevent_continuation": any(run.prevent_continuation for run in runs),
         "stop_reason": "\n".join(stop_reasons) or None,
     }
+
+
+def _unguarded(event: HookEvent, hook: HookCommand, why: str) -> _Ran:
+    """A hook that could not do its job. A PreToolUse hook guards calls, so the call asks
+    rather than run unguarded; for other events the user is told and work goes on."""
+    message = f"{event} {hook.describe()} did not run as configured: {why}."
+    if event != "PreToolUse":
+        return _Ran(hook, messages=(message,))
+    reason = f"{message} The call asks instead of running unguarded."
+    return _Ran(hook, permission="ask", reason=reason, messages=(message,))
 
 
 def _combine_pre(runs: list[_Ran], notes: list[str]) -> PreToolUseOutcome:

@@ -38,7 +38,7 @@ import os
 import re
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal, cast, get_args
@@ -96,6 +96,11 @@ class HookCommand:
     timeout_s: float = DEFAULT_HOOK_TIMEOUT_S
     source: SettingsSource = "user"
     path: Path | None = None
+    args: tuple[str, ...] | None = None
+    """The exec form: `command` is a program run with these arguments, no shell between."""
+    unreadable: str | None = None
+    """Why this hook cannot be run as written (fields proctor does not understand): a
+    PreToolUse hook like that makes the calls it matches ask instead of running unguarded."""
 
     def describe(self) -> str:
         """hook `./check.sh` from /p/.proctor/settings.json, for messages and the audit trail."""
@@ -319,9 +324,13 @@ class _FileParser:
             self.problem(("hooks",), f"must be an object, not {_kind(hooks)}")
             return
         for event, entries in hooks.items():
-            # Events this proctor does not know (perhaps from a newer Claude file) are
-            # skipped silently, as unknown keys are.
             if event not in HOOK_EVENTS:
+                supported = ", ".join(HOOK_EVENTS)
+                self.problem(
+                    ("hooks", event),
+                    f"proctor does not support {event!r} hooks yet (it runs: {supported}); "
+                    "these hooks do not run",
+                )
                 continue
             at: JsonPath = ("hooks", event)
             if not isinstance(entries, list):
@@ -336,6 +345,9 @@ class _FileParser:
         if not isinstance(entry, dict):
             self.problem(at, f"must be an object {{matcher, hooks}}, not {_kind(entry)}")
             return None
+        strange = sorted(set(entry) - {"matcher", "hooks"})
+        if strange:
+            self.problem(at, f"has fields proctor does not understand: {', '.join(strange)}")
         matcher = entry.get("matcher")
         if matcher is not None and not isinstance(matcher, str):
             self.problem((*at, "matcher"), f"must be a string, not {_kind(matcher)}; ignored")
@@ -349,6 +361,11 @@ class _FileParser:
             parsed = self.hook_command((*at, "hooks", index), command)
             if parsed is not None:
                 found.append(parsed)
+        if strange and event == "PreToolUse":
+            # What the unknown fields meant is not known; the calls it guards ask.
+            found = [replace(hook, unreadable=f"fields {', '.join(strange)}") for hook in found]
+            if not found:
+                found = [HookCommand("", 1, self.layer.source, self.layer.path, None, "no hooks")]
         return HookEntry(event, matcher, tuple(found)) if found else None
 
     def hook_command(self, at: JsonPath, hook: Any) -> HookCommand | None:
@@ -366,7 +383,25 @@ class _FileParser:
         if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
             self.problem((*at, "timeout"), "must be a positive number of seconds; ignored")
             return None
-        return HookCommand(command, float(timeout), self.layer.source, self.layer.path)
+        args = hook.get("args")
+        if args is not None and (
+            not isinstance(args, list) or not all(isinstance(a, str) for a in args)
+        ):
+            self.problem((*at, "args"), "must be a list of strings; this hook is ignored")
+            return None
+        strange = sorted(set(hook) - {"type", "command", "timeout", "args"})
+        unreadable = None
+        if strange:
+            self.problem(at, f"has fields proctor does not understand: {', '.join(strange)}")
+            unreadable = f"fields {', '.join(strange)}"
+        return HookCommand(
+            command,
+            float(timeout),
+            self.layer.source,
+            self.layer.path,
+            tuple(args) if args is not None else None,
+            unreadable,
+        )
 
 
 def _read_json_object(

@@ -284,9 +284,10 @@ class _CallRun:
         assert hooks is not None
         try:
             pre = await hooks.pre_tool_use(hook_call)
-        except Exception as error:
-            self.notice("error", f"A PreToolUse hook failed and was ignored: {error}")
-            return NO_PRE_OUTCOME
+        except Exception as error:  # a guard that could not run: the call asks
+            message = f"A PreToolUse hook failed ({error}), so the call asks instead."
+            self.notice("error", message)
+            return PreToolUseOutcome(permission="ask", reason=message, source="PreToolUse hooks")
         for message in pre.messages:
             self.notice("info", message)
         return pre

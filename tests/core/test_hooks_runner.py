@@ -136,7 +136,7 @@ async def test_a_timed_out_hook_is_killed_with_its_process_group(tmp_path: Path)
     hooks = runner(tmp_path, entry("PreToolUse", None, command, timeout=0.5))
     hooks.kill_grace_s = 0.2
     outcome = await hooks.pre_tool_use(BASH_CALL)
-    assert outcome.permission is None
+    assert outcome.permission == "ask"  # a guard that did not finish: the call asks
     (message,) = outcome.messages
     assert "timed out after 0.5 s" in message
     pid = int(pid_file.read_text())
@@ -177,12 +177,13 @@ async def test_a_cancelled_run_kills_the_hook(tmp_path: Path) -> None:
         ('{"hookSpecificOutput": []}', "hookSpecificOutput must be dict"),
     ],
 )
-async def test_garbage_output_is_a_non_blocking_error(
+async def test_garbage_output_from_a_guard_makes_the_call_ask(
     tmp_path: Path, output: str, complaint: str
 ) -> None:
     command = script(tmp_path, "garbage.sh", f"cat <<'EOF'\n{output}\nEOF\n")
     outcome = await runner(tmp_path, entry("PreToolUse", None, command)).pre_tool_use(BASH_CALL)
-    assert outcome.permission is None
+    assert outcome.permission == "ask"
+    assert outcome.reason and "instead of running unguarded" in outcome.reason
     (message,) = outcome.messages
     assert complaint in message
     assert command in message
@@ -437,7 +438,7 @@ async def test_the_runner_never_raises(tmp_path: Path) -> None:
         trusted=True,
     )
     outcome = await hooks.pre_tool_use(BASH_CALL)
-    assert outcome.permission is None
+    assert outcome.permission == "ask"
     assert outcome.messages and "could not start" in outcome.messages[0]
 
 
@@ -459,3 +460,36 @@ async def test_hooks_do_not_wait_for_each_other_sequentially(tmp_path: Path) -> 
     ]
     outcome = await runner(tmp_path, entry("Stop", None, *commands)).run_event("Stop", {})
     assert outcome == EventHookOutcome()
+
+
+async def test_the_exec_form_runs_the_program_with_its_words_and_no_shell(tmp_path: Path) -> None:
+    marker = tmp_path / "not-a-shell"
+    hook = HookCommand(
+        sys.executable,
+        args=("-c", "import sys, json; json.load(sys.stdin); print('{}')", f"; touch {marker}"),
+    )
+    hooks = runner(tmp_path, HookEntry("PreToolUse", None, (hook,)))
+    outcome = await hooks.pre_tool_use(BASH_CALL)
+    assert outcome.permission is None and outcome.messages == ()
+    assert not marker.exists()
+
+
+async def test_a_guard_proctor_cannot_read_makes_its_calls_ask(tmp_path: Path) -> None:
+    settings_file = tmp_path / ".proctor" / "settings.json"
+    settings_file.parent.mkdir()
+    settings_file.write_text(
+        json.dumps(
+            {"hooks": {"PreToolUse": [
+                {"matcher": "Bash", "if": "tool_input.command ~= rm",
+                 "hooks": [{"type": "command", "command": "true"}]}
+            ]}}
+        )
+    )  # fmt: skip
+    from core.settings import load_settings
+
+    settings = load_settings(tmp_path)
+    assert any("fields proctor does not understand: if" in str(p) for p in settings.problems)
+    hooks = runner(tmp_path, *settings.hooks)
+    outcome = await hooks.pre_tool_use(BASH_CALL)
+    assert outcome.permission == "ask"
+    assert outcome.reason and "does not understand" in outcome.reason

@@ -105,13 +105,19 @@ async def test_updated_input_from_a_hook_is_validated_and_used():
     assert outcome.failed_stage == "pre_hook" and "not valid" in text_of(outcome)
 
 
-async def test_a_crashing_hook_is_reported_to_the_user_and_the_call_goes_on():
+async def test_a_crashing_guard_hook_is_reported_and_the_call_asks():
     recorder = EventRecorder()
     hooks = ScriptedHooks(raise_in="pre")
-    outcome = await run(ToolCall("t", "Sleep", {"output": "ok"}), hooks=hooks, sink=recorder)
-    assert text_of(outcome) == "ok"
+    port = ScriptedPort([Approve()])
+    call = ToolCall("t", "Sleep", {"output": "ok"})
+    outcome = await run(call, hooks=hooks, sink=recorder, permission_port=port)
+    assert text_of(outcome) == "ok"  # asked, and approved
+    (request,) = port.requests
+    assert "hook exploded" in request.message
     notices = [e for e in recorder.events if isinstance(e, ToolNotice)]
     assert notices and "hook exploded" in notices[0].text
+    unattended = await run(call, hooks=ScriptedHooks(raise_in="pre"))
+    assert unattended.is_error and "nobody is here" in text_of(unattended)
 
 
 async def test_ask_goes_to_the_port_and_approval_runs_the_call():

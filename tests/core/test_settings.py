@@ -154,7 +154,8 @@ def test_hooks_are_read_with_their_source(project: Path, home: Path) -> None:
         HookEntry("PreToolUse", None, (HookCommand("./b.sh", 5.0, "project", path),)),
         HookEntry("Stop", None, (HookCommand("./stop.sh", 1.5, "project", path),)),
     )
-    assert settings.problems == ()
+    [problem] = settings.problems
+    assert "does not support 'SomeFutureEvent' hooks yet" in str(problem)
 
 
 def test_bad_hooks_are_reported_and_skipped(project: Path) -> None:

@@ -27,6 +27,7 @@ from sandbox_helpers import (
     needs_seccomp,
     receive_message,
     remove_message_queue,
+    remove_tree,
     repository_running,
     start_sleeper,
 )
@@ -749,4 +750,5 @@ async def test_a_tree_too_deep_to_open_by_path_breaks_nothing(fenced: Fenced):
         WORKSPACE, f"mkdir -p {deep[:3000]} && cd {deep[:3000]} && mkdir -p {deep[:1600]}"
     )
     result, text = await fenced.run_in(READ_ONLY, "cat src/app.py")
+    remove_tree(fenced.project / "a")  # too deep for Python's own rmtree
     assert not result.is_error, text
