@@ -26,7 +26,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..bash import BashAnalysis, SimpleCommand, analyze, touched_paths, unwrap
+from ..bash import (
+    BashAnalysis,
+    SimpleCommand,
+    analyze,
+    strip_safe_assignments,
+    touched_paths,
+    unwrap,
+)
 from ..bash.readonly import command_problem
 from ..hooks import PreToolUseOutcome
 from ..ports import Approve, PermissionAnswer, PermissionRequest
@@ -54,6 +61,7 @@ from .paths import (
 from .reach import reach_of, symlink_out
 from .rules import parse_rule, rule_names_tool
 from .sandboxing import SandboxView, choose_sandbox
+from .suggest import command_rule
 from .targets import (
     CommandTarget,
     DomainTarget,
@@ -553,9 +561,8 @@ def suggest_rules(call: Call) -> tuple[str, ...]:
                 continue
             if allowed and allowing_rule(allowed, command) is not None:
                 continue
-            words = [w for w in unwrap(command.argv)[:2] if not w.startswith("-")]
-            rule = f"{call.name}({' '.join(words)}:*)" if words else call.name
-            if rule not in suggestions:
+            rule = command_rule(command.argv, call.name, strip_safe_assignments(command) or "")
+            if rule is not None and rule not in suggestions:
                 suggestions.append(rule)
         return tuple(suggestions[:3])
     if isinstance(target, PathTarget):
@@ -564,7 +571,8 @@ def suggest_rules(call: Call) -> tuple[str, ...]:
         if call.inside(folder) and absolute(folder, call.cwd).is_relative_to(call.cwd):
             relative = absolute(folder, call.cwd).relative_to(call.cwd).as_posix()
             return (f"{family}(./**)" if relative == "." else f"{family}({relative}/**)",)
-        return (f"{family}(/{absolute(folder, call.cwd).as_posix()}/**)",)
+        # Outside the project: that one directory, never a whole tree above it.
+        return (f"{family}(/{absolute(folder, call.cwd).as_posix()}/*)",)
     if isinstance(target, DomainTarget):
         return (f"{call.name}(domain:{target.host})",)
     return (call.name,)

@@ -54,7 +54,7 @@ def test_reads_inside_run_and_reads_outside_ask(project: Path):
     assert inside.behavior == "allow" and inside.decided_by.kind == "mode"
     outside = decide(FileReader(), {"file_path": "/etc/hosts"}, project)
     assert outside.behavior == "ask" and "/etc/hosts" in outside.message
-    assert outside.suggestions == ("Read(//etc/**)",)
+    assert outside.suggestions == ("Read(//etc/*)",)  # that directory, not a tree above
 
 
 def test_edits_ask_in_default_and_run_in_accept_edits_except_protected(project: Path):

@@ -100,3 +100,33 @@ def test_path_rules_see_what_a_wrapper_changes(command: str, rule: str):
     """A wrapper's own options count: a directory changes what relative paths mean, and an
     output file is a write."""
     assert isinstance(decide(command, rule, mode="bypassPermissions"), Deny), command
+
+
+@pytest.mark.parametrize(
+    ("command", "suggested"),
+    [
+        ("python3 -m unittest", "Bash(python3 -m unittest:*)"),
+        ("python3 gen.py --out x", "Bash(python3 gen.py:*)"),
+        ("npm run build", "Bash(npm run build:*)"),
+        ("uv run pytest -x", "Bash(uv run pytest:*)"),
+        ("make", "Bash(make)"),
+        ("make test", "Bash(make test:*)"),
+        ("npx eslint .", "Bash(npx eslint:*)"),
+        ("timeout 60 npm test", "Bash(timeout 60 npm test)"),
+        ("bash -c 'ls x'", "Bash(bash -c 'ls x')"),
+    ],
+)
+def test_the_suggested_rule_is_the_narrowest_a_person_would_reuse(command: str, suggested: str):
+    decision = decide(command)
+    assert isinstance(decision, Ask)
+    assert decision.suggestions[:1] == (suggested,)
+    again = decide(command, f"allow {suggested}")
+    assert isinstance(again, Allow), f"{suggested} does not allow {command}"
+
+
+def test_no_bare_interpreter_is_ever_suggested():
+    for command in ("python3 -c 'x'", "node -e 1", "env X=1 python3 y.py", "sh -c 'rm x'"):
+        decision = decide(command)
+        assert isinstance(decision, Ask)
+        bare = {"Bash(python3:*)", "Bash(node:*)", "Bash(env:*)", "Bash(sh:*)", "Bash"}
+        assert not bare & set(decision.suggestions), decision.suggestions
