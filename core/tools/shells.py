@@ -76,15 +76,20 @@ def _user_namespace(pid: int) -> str | None:
         return None
 
 
-def _session_and_namespace(sid: int, namespace: str) -> tuple[set[int], list[int]]:
-    """In one pass over /proc: the live process groups of session `sid`, and the live
-    processes in user namespace `namespace` (a sandboxed command's own)."""
+def _session_and_namespace(sid: int, namespace: str | None) -> tuple[set[int], list[int]]:
+    """In one pass over /proc: the process groups of session `sid` that still have a live
+    (non-zombie) member, and the live processes in user namespace `namespace` (a sandboxed
+    command's own), when one is given."""
     groups: set[int] = set()
     members: list[int] = []
     try:
         names = os.listdir("/proc")
-    except OSError:
-        return _session_groups(sid), members
+    except OSError:  # no procfs: probe the leader's group alone
+        try:
+            os.killpg(sid, 0)
+        except (ProcessLookupError, PermissionError):
+            return groups, members
+        return {sid}, members
     for name in names:
         if not name.isdigit():
             continue
@@ -93,40 +98,20 @@ def _session_and_namespace(sid: int, namespace: str) -> tuple[set[int], list[int
                 stat_line = file.read()
         except OSError:
             continue
+        # The command name may hold spaces and parentheses; the fields after it do not.
         fields = stat_line[stat_line.rfind(b")") + 2 :].split()
         if len(fields) <= 3 or fields[0] in (b"Z", b"X"):
             continue
         if int(fields[3]) == sid:
             groups.add(int(fields[2]))
-        elif _user_namespace(int(name)) == namespace:
+        elif namespace is not None and _user_namespace(int(name)) == namespace:
             members.append(int(name))
     return groups, members
 
 
 def _session_groups(sid: int) -> set[int]:
     """The process groups of session `sid` that still have a live (non-zombie) member."""
-    try:
-        names = os.listdir("/proc")
-    except OSError:  # no procfs: probe the leader's group alone
-        try:
-            os.killpg(sid, 0)
-        except (ProcessLookupError, PermissionError):
-            return set()
-        return {sid}
-    groups: set[int] = set()
-    for name in names:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as file:
-                stat = file.read()
-        except OSError:
-            continue
-        # The command name may hold spaces and parentheses; the fields after it do not.
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 3 and int(fields[3]) == sid and fields[0] not in (b"Z", b"X"):
-            groups.add(int(fields[2]))
-    return groups
+    return _session_and_namespace(sid, None)[0]
 
 
 class ShellProcess:
