@@ -133,16 +133,26 @@ async def test_feedback_input_takes_letters_not_choices_and_esc_goes_back():
     assert app.results == [Approve("session", rule="Bash(npm test:*)")]
 
 
-async def test_without_suggestions_there_is_no_always_and_session_keeps_the_tool_name():
+async def test_a_command_without_a_rule_to_keep_gets_no_session_wide_yes():
+    """A session-wide yes with nothing narrow to keep would allow every command."""
     app = Host(bash_dialog(suggestions=()))
     async with app.run_test(size=SIZE) as pilot:
         choices = app.screen.query_one("#choices", OptionList)
         ids = [choices.get_option_at_index(i).id for i in range(choices.option_count)]
-        assert ids == ["once", "session", "reject"]
+        assert ids == ["once", "reject"]
         await pilot.press("a")  # nothing to remember: ignored
+        await pilot.press("s")  # nor for the session
         assert app.results == []
-        await pilot.press("s")
-    assert app.results == [Approve("session", rule="Bash")]
+        await pilot.press("y")
+    assert app.results == [Approve("once")]
+
+
+async def test_the_session_choice_names_what_it_keeps():
+    app = Host(bash_dialog())
+    async with app.run_test(size=SIZE):
+        choices = app.screen.query_one("#choices", OptionList)
+        labels = [str(choices.get_option_at_index(i).prompt) for i in range(choices.option_count)]
+        assert any("for this session: Bash(npm test:*)" in label for label in labels), labels
 
 
 async def test_the_suggested_rule_is_shown_in_the_always_choice():

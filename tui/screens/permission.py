@@ -286,13 +286,27 @@ class PermissionScreen(ModalScreen[PermissionChoice]):
         text.rstrip()
         return text if lines else Text("(no change)")
 
+    @property
+    def _whole_shell(self) -> bool:
+        return self.request.tool_name == "Bash"
+
     def _fill_choices(self) -> None:
         options: list[Option] = [Option(self._label("y", "Yes"), id="once")]
         if self.rule is not None:
             label = self._label("a", "Yes, and don't ask again for ")
             label.append(self.rule, style="bold")
             options.append(Option(label, id="always"))
-        options.append(Option(self._label("s", "Yes, for this session"), id="session"))
+        if self.rule is not None:
+            label = self._label("s", "Yes, for this session: ")
+            label.append(self.rule, style="bold")
+            options.append(Option(label, id="session"))
+        elif not self._whole_shell:
+            tool = self.request.tool_name
+            options.append(
+                Option(self._label("s", f"Yes, for this session (every {tool} call)"), id="session")
+            )
+        # A command with no narrow rule to keep gets no session-wide yes: it would be every
+        # command.
         options.append(
             Option(self._label("n", "No, and tell the agent what to do instead"), id="reject")
         )
@@ -331,6 +345,8 @@ class PermissionScreen(ModalScreen[PermissionChoice]):
             # False hides the key as well as disabling it: there is no such choice now.
             if parameters[0] == "always" and self.rule is None:
                 return False
+            if parameters[0] == "session" and self.rule is None and self._whole_shell:
+                return False
             if parameters[0] == "all" and self.waiting <= 1:
                 return False
         return True
@@ -344,7 +360,7 @@ class PermissionScreen(ModalScreen[PermissionChoice]):
             self.dismiss(Approve("once"))
         elif choice == "always" and self.rule is not None:
             self.dismiss(Approve("always", rule=self.rule))
-        elif choice == "session":
+        elif choice == "session" and not (self.rule is None and self._whole_shell):
             self.dismiss(Approve("session", rule=self.rule or self.request.tool_name))
         elif choice == "all" and self.waiting > 1:
             self.dismiss(ApproveAll())
