@@ -31,6 +31,7 @@ def test_the_runner_lists_every_figure_the_issues_name():
         "tui_key_latency_ms",
         "sandbox_overhead_ms",
         "sandbox_probe_ms",
+        "false_refusal_rate",
     ):
         assert figure in listed
 

@@ -287,6 +287,17 @@ READ_ONLY: dict[str, Spec] = {
     "test": spec("", operands_are_paths=False, check="anything"),
     "[": spec("", operands_are_paths=False, check="anything"),
     "[[": spec("", operands_are_paths=False, check="anything"),
+    # Report on processes and the system only: whatever their words, nothing is written.
+    "ps": spec("", operands_are_paths=False, check="anything"),
+    "uptime": spec("-p -s --pretty --since --help --version", operands_are_paths=False),
+    "join": spec(
+        "-a: -e: -i --ignore-case -j: -o: -t: -v: -1: -2: --check-order --nocheck-order"
+        " --header -z --zero-terminated --help --version"
+    ),
+    "fmt": spec(
+        "-c -p: -s -t -u -w: -g: --crown-margin --prefix= --split-only --tagged-paragraph"
+        " --uniform-spacing --width= --goal= --help --version"
+    ),
     "printf": spec("", operands_are_paths=False, check="printf"),
     "printenv": spec("-0 --null --help --version", operands_are_paths=False),
     "env": spec("", operands_are_paths=False, check="env"),
@@ -327,6 +338,9 @@ READ_ONLY: dict[str, Spec] = {
 
 # Commands read_only never accepts but whose operands touched_paths can still tell apart,
 # so a write inside the working directory can be recognised as one.
+# grep's old names, with grep's options.
+READ_ONLY["egrep"] = READ_ONLY["fgrep"] = READ_ONLY["grep"]
+
 WRITERS: dict[str, Spec] = {
     "mkdir": spec("-p -v -m: -Z --parents --verbose --mode= --context? --help --version"),
     "touch": spec(

@@ -190,6 +190,15 @@ SUBCOMMANDS: dict[str, Spec] = {
         numeric=True,
         pattern_first=frozenset({"-e", "-f"}),
     ),
+    "for-each-ref": spec(
+        "--count= --sort= --format= --color? --shell -s --perl -p --python --tcl --points-at="
+        " --merged? --no-merged? --contains? --no-contains? --ignore-case --omit-empty",
+        operands_are_paths=False,
+    ),
+    "name-rev": spec(
+        "--tags --refs= --exclude= --all --annotate-stdin --name-only --no-undefined --always",
+        operands_are_paths=False,
+    ),
     "describe": spec(
         "--tags --all --long --abbrev= --always --dirty? --broken? --exact-match"
         " --candidates= --match= --exclude= --first-parent --contains --debug",

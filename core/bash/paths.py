@@ -14,7 +14,7 @@ from core.bash.commands import READ_ONLY, WRITERS
 from core.bash.flags import Spec, scan
 from core.bash.git import REMOTE_ACTIONS, STASH_ACTIONS, SUBCOMMANDS, split_global
 from core.bash.parse import SimpleCommand
-from core.bash.readonly import AWK, SED, VERSION_ONLY, find_scan
+from core.bash.readonly import AWK, SED, VERSION_ONLY, find_scan, table_for_anything
 from core.bash.wrappers import WRAPPERS, assignment_name, base_name, unwrap_once
 
 _NOT_FILES = frozenset({"<<", "<<-", "<<<"})
@@ -90,10 +90,16 @@ def argv_paths(argv: tuple[str, ...]) -> list[str] | None:
         return _script_operands(args, SED, ("-e", "--expression"))
     if name in ("awk", "gawk", "mawk"):
         return _script_operands(args, AWK, ("-e", "--source"))
-    if name in VERSION_ONLY and args in (("--version",), ("--help",)):
+    if (name in VERSION_ONLY and args in (("--version",), ("--help",))) or (
+        name == "go" and args == ("version",)
+    ):
         return []
     if name in ("[", "[[", "test"):
         return []  # a test looks at metadata at most: names, not contents
+    if table_for_anything(name):
+        return []  # prints its words or reports on the system: no file is named
+    if name == "env" and all(word.startswith("-") for word in args):
+        return []  # prints the environment
     if name == "command" and args[:1] in (("-v",), ("-V",)):
         return []  # prints where a command is found
     table = READ_ONLY.get(name) or WRITERS.get(name)
