@@ -40,7 +40,16 @@ from ..ports import Approve, PermissionAnswer, PermissionRequest
 from ..tool import PASSTHROUGH, PermissionResult, Tool, ToolContext
 from .audit import AuditLog
 from .context import PermissionRule, RuleBehavior, ToolPermissionContext
-from .decision import Allow, Ask, DecidedBy, Deny, PermissionDecision
+from .decision import (
+    BY_ACCEPT_EDITS,
+    BY_BYPASS,
+    BY_READ_ONLY,
+    Allow,
+    Ask,
+    DecidedBy,
+    Deny,
+    PermissionDecision,
+)
 from .globs import expand
 from .match import (
     allowing_rule,
@@ -78,11 +87,11 @@ PLAN_MODE_MESSAGE = (
 FILESYSTEM_COMMANDS = frozenset({"mkdir", "touch", "mv", "cp", "rm", "rmdir"})
 REMOVAL_COMMANDS = frozenset({"rm", "rmdir"})
 
-_BYPASS = DecidedBy("mode", "bypass permissions mode")
+_BYPASS = BY_BYPASS
 _PLAN = DecidedBy("mode", "plan mode")
 _PLAN_FILE = DecidedBy("mode", "plan mode (the plan file)")
-_READ_ONLY = DecidedBy("mode", "a read-only call inside the working directories")
-_ACCEPT_EDITS = DecidedBy("mode", "accept edits mode (inside the working directories)")
+_READ_ONLY = BY_READ_ONLY
+_ACCEPT_EDITS = BY_ACCEPT_EDITS
 _DONT_ASK = DecidedBy("mode", "don't ask mode")
 
 RememberRule = Callable[[str], Path]

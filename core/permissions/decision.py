@@ -31,6 +31,12 @@ class DecidedBy:
     """In words: `the deny rule Bash(rm:*) in ~/.config/proctor/settings.json`, `plan mode`."""
 
 
+BY_BYPASS = DecidedBy("mode", "bypass permissions mode")
+BY_READ_ONLY = DecidedBy("mode", "a read-only call inside the working directories")
+BY_ACCEPT_EDITS = DecidedBy("mode", "accept edits mode (inside the working directories)")
+"""The mode's own allows, named once: the sandbox step tells them apart by these."""
+
+
 @dataclass(slots=True)
 class Allow:
     decided_by: DecidedBy

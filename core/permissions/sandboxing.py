@@ -27,7 +27,16 @@ from ..bash import unwrap
 from ..sandbox.config import SandboxSettings
 from ..sandbox.policy import ReadOnly, SandboxPolicy, Unsandboxed, Workspace
 from ..sandbox.support import SandboxSupport
-from .decision import Allow, Ask, DecidedBy, Deny, PermissionDecision
+from .decision import (
+    BY_ACCEPT_EDITS,
+    BY_BYPASS,
+    BY_READ_ONLY,
+    Allow,
+    Ask,
+    DecidedBy,
+    Deny,
+    PermissionDecision,
+)
 from .match import command_matches
 
 if TYPE_CHECKING:
@@ -75,8 +84,7 @@ def choose_sandbox(
             f"(sandbox.failIfUnavailable) and it is unavailable ({view.support.problem}).",
         )
     if not view.on:
-        judged = isinstance(decision, Allow) and decision.decided_by.kind == "mode"
-        judged = judged and "read-only" in decision.decided_by.detail
+        judged = isinstance(decision, Allow) and decision.decided_by == BY_READ_ONLY
         return _with(decision, Unsandboxed(view.why_off(), judged_read_only=judged))
     if _leaves_sandbox(call.input):
         return _leaving(decision, view, mode)
@@ -113,7 +121,7 @@ def _allowed(
     decision: Allow, settings: SandboxSettings, excluded: str | None, call: Call
 ) -> PermissionDecision:
     by = decision.decided_by
-    if by.kind == "mode" and "bypass" in by.detail:
+    if by == BY_BYPASS:
         return _with(decision, Unsandboxed("bypass permissions mode"))
     if by.kind in _PERSON_KINDS:
         return _with(decision, _approved(settings, excluded, f"allowed by {by.detail}"))
@@ -124,8 +132,9 @@ def _allowed(
             "asked about rather than run on the analysis alone.",
             sandbox=Unsandboxed("approved, and excluded from the sandbox"),
         )
-    if by.kind == "mode" and "accept edits" in by.detail:
+    if by == BY_ACCEPT_EDITS:
         return _with(decision, Workspace("accept edits mode"))
+    # The analysis judged it read-only (or anything else nobody approved): fenced hardest.
     return _with(decision, ReadOnly("judged read-only by the analysis"))
 
 
