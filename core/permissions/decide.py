@@ -163,7 +163,13 @@ class DecisionChain:
             self.audit.answer(request, answer)
         if not isinstance(answer, Approve) or answer.scope == "once":
             return
-        text = answer.rule or (request.suggestions[0] if request.suggestions else request.tool_name)
+        text = answer.rule or (request.suggestions[0] if request.suggestions else None)
+        if text is None:
+            if request.sandbox is not None:
+                # A command with no narrow rule to keep: keeping the tool would allow every
+                # command, which nobody said. This once only.
+                return
+            text = request.tool_name
         rule = parse_rule(text, "allow", source="session")
         context.set_app_state(
             lambda state: state.with_permission_context(state.permission_context.with_rules(rule))

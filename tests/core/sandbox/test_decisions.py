@@ -285,3 +285,26 @@ async def test_without_a_sandbox_read_only_git_still_runs_no_repository_program(
     repository_running(approved.project, "echo FSMONITOR-RAN >&2")
     _, text = await approved.run("git status && touch x")  # asked, approved: as the user runs it
     assert "FSMONITOR-RAN" in text
+
+
+async def test_a_session_yes_without_a_rule_keeps_no_rule_for_commands(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """Keeping the whole tool would allow every command: the yes counts once."""
+    from core.permissions.decide import DecisionChain
+    from core.permissions.decision import DecidedBy
+    from core.ports import PermissionRequest
+
+    fenced = make_fenced(tmp_path, monkeypatch)
+    context = fenced.context()
+
+    def request(tool: str, sandbox: str | None) -> PermissionRequest:
+        return PermissionRequest(
+            "t", tool, {}, "", "asks", DecidedBy("default", "x"), (), None, sandbox
+        )
+
+    chain = DecisionChain()
+    await chain.record_answer(request("Bash", "outside the sandbox"), Approve("session"), context)
+    assert context.permission_context.rules == ()
+    await chain.record_answer(request("WebFetch", None), Approve("session"), context)
+    assert [str(rule) for rule in context.permission_context.rules] == ["WebFetch"]
