@@ -34,7 +34,7 @@ from .registry import ToolPool
 from .sandbox import config as sandbox_config
 from .sandbox.policy import SandboxKind
 from .sandbox.support import SandboxSupport, probe
-from .settings import PROJECT_SOURCES, load_settings
+from .settings import PROJECT_SOURCES, Settings, load_settings
 from .tool import ToolContext, ToolOptions
 from .trust import is_trusted
 
@@ -140,16 +140,19 @@ class Checker:
     def sandbox_view(self, cwd: Path) -> SandboxView:
         """What a session in `cwd` would know about its sandbox (the kernel probed once)."""
         if cwd not in self._sandboxes:
-            if self._support is None:
-                self._support = probe()
             settings = load_settings(cwd, isolated=self.isolated)
-            merged, _ = sandbox_config.merge(
-                settings.sandbox_layers,
-                trusted=self.isolated or is_trusted(cwd),
-                project_sources=PROJECT_SOURCES,
-            )
-            self._sandboxes[cwd] = SandboxView(merged, self._support)
+            self._remember_sandbox(cwd, settings, self.isolated or is_trusted(cwd))
         return self._sandboxes[cwd]
+
+    def _remember_sandbox(self, cwd: Path, settings: Settings, trusted: bool) -> None:
+        if cwd in self._sandboxes:
+            return
+        if self._support is None:
+            self._support = probe()
+        merged, _ = sandbox_config.merge(
+            settings.sandbox_layers, trusted=trusted, project_sources=PROJECT_SOURCES
+        )
+        self._sandboxes[cwd] = SandboxView(merged, self._support)
 
     def permission_context(
         self, request: CheckRequest
@@ -168,6 +171,8 @@ class Checker:
                 allow_bypass=request.mode == "bypassPermissions",
                 trusted=trusted,
             )
+            # The same files say what the sandbox is: read once for both.
+            self._remember_sandbox(cwd, settings, trusted)
             problems = tuple(str(problem) for problem in settings.problems)
             if not trusted and settings.has_project_hooks_or_settings:
                 notes += ("this project is not trusted yet, as a new session would see it",)

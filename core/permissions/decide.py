@@ -338,14 +338,8 @@ def _may_cover_below(rule: PermissionRule, call: Call, tree: str) -> bool:
     pattern = compile_pattern(rule.content, "deny", cwd=call.cwd, base=rule_base(rule, call.cwd))
     if not pattern.roots:
         return True  # `.env` anywhere
-    parts = [p for p in pattern.text.strip("/").split("/") if p]
-    fixed: list[str] = []
-    for part in parts:
-        if any(char in part for char in "*?[\\!"):
-            break
-        fixed.append(part)
     for root in pattern.roots:
-        start = root.joinpath(*fixed)
+        start = root.joinpath(*pattern.literal_parts())
         if is_within(start, base) or is_within(base, start):
             return True
     return False

@@ -135,6 +135,16 @@ class PathPattern:
         real = resolved(root)
         return cls((root,) if real == root else (root, real), _spec(pattern), pattern)
 
+    def literal_parts(self) -> tuple[str, ...]:
+        """The path parts the pattern names before its first wildcard (`/secrets/*.pem`:
+        `secrets`): where a search for what it covers can start."""
+        parts: list[str] = []
+        for part in self.text.strip("/").split("/"):
+            if not part or any(char in part for char in "*?[\\!"):
+                break
+            parts.append(part)
+        return tuple(parts)
+
     def matches(self, path: Path) -> bool:
         if not self.roots:
             # Any depth: match against the whole absolute path, whose parts are all depths.

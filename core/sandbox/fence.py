@@ -145,7 +145,6 @@ class Fence:
     child: kernel.ChildFence
     scratch: Path
     env_changes: Mapping[str, str | None]
-    writable_roots: tuple[Path, ...]
     missing_protected: tuple[Path, ...]
     quarantine_dir: Path | None
     _ruleset: kernel.Ruleset
@@ -371,7 +370,7 @@ class FenceBuilder:
         scratch = Path(tempfile.mkdtemp(prefix="cmd-", dir=self._root))
         ruleset = kernel.Ruleset(support.landlock_abi, handle_net=not support.namespaces)
         try:
-            child, writable, missing = self._rules(policy, inputs, ruleset, scratch, spool)
+            child, missing = self._rules(policy, inputs, ruleset, scratch, spool)
         except BaseException:
             ruleset.close()
             shutil.rmtree(scratch, ignore_errors=True)
@@ -382,7 +381,6 @@ class FenceBuilder:
             child,
             scratch,
             _environment(policy, scratch),
-            writable,
             missing,
             quarantine,
             ruleset,
@@ -397,7 +395,7 @@ class FenceBuilder:
         ruleset: kernel.Ruleset,
         scratch: Path,
         spool: Path | None,
-    ) -> tuple[kernel.ChildFence, tuple[Path, ...], tuple[Path, ...]]:
+    ) -> tuple[kernel.ChildFence, tuple[Path, ...]]:
         support = self.support
         everything = kernel.fs_rights_for(support.landlock_abi)
         trees = _user_trees(inputs)
@@ -487,7 +485,7 @@ class FenceBuilder:
             if support.seccomp
             else b"",
         )
-        return child, tuple(writable), tuple(missing)
+        return child, tuple(missing)
 
     def _denied_reads(
         self, inputs: FenceInputs, read_roots: list[Path], trees: list[Path]
@@ -750,12 +748,7 @@ def _relative(path: str, root: str) -> str | None:
 
 def _literal_start(pattern: PathPattern, root: Path) -> Path | None:
     """The deepest path an anchored pattern names before its first wildcard."""
-    parts: list[str] = []
-    for part in pattern.text.strip("/").split("/"):
-        if not part or any(char in part for char in "*?[\\!"):
-            break
-        parts.append(part)
-    start = root.joinpath(*parts) if parts else root
+    start = root.joinpath(*pattern.literal_parts())
     return start if os.path.lexists(start) else None
 
 

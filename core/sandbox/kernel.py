@@ -169,7 +169,6 @@ class Ruleset:
     abi: int
     handle_net: bool
     fd: int = -1
-    rules: int = 0
     handled_fs: int = 0
 
     def __post_init__(self) -> None:
@@ -208,7 +207,6 @@ class Ruleset:
             buffer = ctypes.create_string_buffer(attr, len(attr))
             if LIBC.syscall(SYS_LANDLOCK_ADD_RULE, self.fd, LANDLOCK_RULE_PATH_BENEATH, buffer, 0):
                 raise _fail(f"granting access to {path}")
-            self.rules += 1
             return True
         finally:
             os.close(target)

@@ -56,5 +56,3 @@ class Unsandboxed:
 
 
 SandboxPolicy = ReadOnly | Workspace | Unsandboxed
-
-NOT_SANDBOXABLE = Unsandboxed("this tool does not run commands")
