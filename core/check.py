@@ -32,6 +32,7 @@ from .permissions.sandboxing import SandboxView
 from .permissions.setup import permission_context_from
 from .registry import ToolPool
 from .sandbox import config as sandbox_config
+from .sandbox.config import SandboxSettings
 from .sandbox.policy import SandboxKind
 from .sandbox.support import SandboxSupport, probe
 from .settings import PROJECT_SOURCES, Settings, load_settings
@@ -134,25 +135,24 @@ class Checker:
         self._contexts: dict[
             tuple[Any, ...], tuple[ToolPermissionContext, tuple[str, ...], tuple[str, ...]]
         ] = {}
-        self._sandboxes: dict[Path, SandboxView] = {}
+        self._sandbox_settings: dict[Path, SandboxSettings] = {}
         self._support: SandboxSupport | None = None
 
     def sandbox_view(self, cwd: Path) -> SandboxView:
         """What a session in `cwd` would know about its sandbox (the kernel probed once)."""
-        if cwd not in self._sandboxes:
+        if cwd not in self._sandbox_settings:
             settings = load_settings(cwd, isolated=self.isolated)
             self._remember_sandbox(cwd, settings, self.isolated or is_trusted(cwd))
-        return self._sandboxes[cwd]
+        if self._support is None:
+            self._support = probe()  # only once a command is checked
+        return SandboxView(self._sandbox_settings[cwd], self._support)
 
     def _remember_sandbox(self, cwd: Path, settings: Settings, trusted: bool) -> None:
-        if cwd in self._sandboxes:
-            return
-        if self._support is None:
-            self._support = probe()
-        merged, _ = sandbox_config.merge(
-            settings.sandbox_layers, trusted=trusted, project_sources=PROJECT_SOURCES
-        )
-        self._sandboxes[cwd] = SandboxView(merged, self._support)
+        if cwd not in self._sandbox_settings:
+            merged, _ = sandbox_config.merge(
+                settings.sandbox_layers, trusted=trusted, project_sources=PROJECT_SOURCES
+            )
+            self._sandbox_settings[cwd] = merged
 
     def permission_context(
         self, request: CheckRequest
