@@ -14,7 +14,6 @@ with the front end's sink and ports. `close()` stops everything the session star
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,8 +33,8 @@ from ..ports import PermissionPort, UserPort
 from ..registry import assemble_tool_pool
 from ..results import ResultStore
 from ..sandbox import config as sandbox_config
-from ..sandbox.session import SessionSandbox
-from ..settings import PROJECT_SOURCES, HookEntry, Settings, load_settings
+from ..sandbox.session import SessionSandbox, hook_files
+from ..settings import PROJECT_SOURCES, Settings, load_settings
 from ..tool import ToolContext, ToolOptions
 from ..tools.task import AGENTS, AgentRuntime, register_runtime, unregister_runtime
 from ..trust import is_trusted
@@ -287,28 +286,6 @@ async def open_session(
         notes=notes,
         sandbox=sandbox,
     )
-
-
-def hook_files(entries: tuple[HookEntry, ...], cwd: Path) -> tuple[Path, ...]:
-    """The programs hooks run, when they are files: a sandboxed command must never be able
-    to rewrite what will later run outside the sandbox."""
-    import shlex
-
-    found: list[Path] = []
-    for entry in entries:
-        for hook in entry.hooks:
-            text = hook.command
-            for name in ("CLAUDE_PROJECT_DIR", "PROCTOR_PROJECT_DIR"):
-                text = text.replace("${" + name + "}", str(cwd)).replace("$" + name, str(cwd))
-            try:
-                words = shlex.split(text)
-            except ValueError:
-                continue
-            for word in words[:2]:  # `./check.sh`, or `python3 .proctor/hooks/check.py`
-                path = (cwd / os.path.expanduser(word)).resolve()
-                if ("/" in word or path.exists()) and path.is_file():
-                    found.append(path)
-    return tuple(dict.fromkeys(found))
 
 
 def _model_for(prepared: PreparedSession) -> ModelClient:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shlex
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from ..permissions.match import rule_base
 from ..permissions.paths import PathPattern, compile_pattern
 from ..permissions.sandboxing import SandboxView
 from ..permissions.targets import rule_family
+from ..settings import HookEntry
 from .config import SandboxSettings
 from .fence import Fence, FenceBuilder, FenceInputs
 from .policy import ReadOnly, Workspace
@@ -143,3 +145,23 @@ class SessionSandbox:
         if self._builder is not None:
             self._builder.close()
             self._builder = None
+
+
+def hook_files(entries: tuple[HookEntry, ...], cwd: Path) -> tuple[Path, ...]:
+    """The programs hooks run, when they are files: a sandboxed command must never be able
+    to rewrite what will later run outside the sandbox."""
+    found: list[Path] = []
+    for entry in entries:
+        for hook in entry.hooks:
+            text = hook.command
+            for name in ("CLAUDE_PROJECT_DIR", "PROCTOR_PROJECT_DIR"):
+                text = text.replace("${" + name + "}", str(cwd)).replace("$" + name, str(cwd))
+            try:
+                words = shlex.split(text)
+            except ValueError:
+                continue
+            for word in words[:2]:  # `./check.sh`, or `python3 .proctor/hooks/check.py`
+                path = (cwd / os.path.expanduser(word)).resolve()
+                if ("/" in word or path.exists()) and path.is_file():
+                    found.append(path)
+    return tuple(dict.fromkeys(found))
