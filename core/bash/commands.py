@@ -284,9 +284,9 @@ READ_ONLY: dict[str, Spec] = {
     "true": spec("", operands_are_paths=False, check="anything"),
     "false": spec("", operands_are_paths=False, check="anything"),
     "echo": spec("", operands_are_paths=False, check="anything"),
-    "test": spec("", operands_are_paths=False, check="anything"),
-    "[": spec("", operands_are_paths=False, check="anything"),
-    "[[": spec("", operands_are_paths=False, check="anything"),
+    "test": spec("", operands_are_paths=False, check="test"),
+    "[": spec("", operands_are_paths=False, check="test"),
+    "[[": spec("", operands_are_paths=False, check="test"),
     # Report on processes and the system only: whatever their words, nothing is written.
     "ps": spec("", operands_are_paths=False, check="anything"),
     "uptime": spec("-p -s --pretty --since --help --version", operands_are_paths=False),

@@ -103,7 +103,9 @@ def argv_paths(argv: tuple[str, ...]) -> list[str] | None:
     if name == "command" and args[:1] in (("-v",), ("-V",)):
         return []  # prints where a command is found
     table = READ_ONLY.get(name) or WRITERS.get(name)
-    if table is None or (table.check and table.check not in ("anything", "date", "printf", "man")):
+    if table is None or (
+        table.check and table.check not in ("anything", "date", "printf", "man", "test")
+    ):
         return None
     return _operands(args, table)
 

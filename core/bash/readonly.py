@@ -8,6 +8,7 @@ recognised the command, so a case nobody thought of is not read-only.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 
@@ -280,7 +281,17 @@ def _man(args: tuple[str, ...], globs: frozenset[int]) -> str:
     return ""
 
 
+def _test(args: tuple[str, ...], globs: frozenset[int]) -> str:
+    """A test runs nothing, except that bash evaluates the subscript of a variable name
+    given to `-v` or `-R` (`test -v 'a[$(cmd)]'` runs cmd)."""
+    for flag, operand in itertools.pairwise(args):
+        if flag in ("-v", "-R") and "[" in operand:
+            return f"tests `{operand}`, whose subscript bash evaluates (it can run commands)"
+    return ""
+
+
 _CHECKS: dict[str, Callable[[tuple[str, ...], frozenset[int]], str]] = {
+    "test": _test,
     "man": _man,
     "anything": lambda args, globs: "",
     "find": lambda args, globs: (

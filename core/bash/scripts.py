@@ -24,6 +24,7 @@ _SED_UNSAFE = {
     "v": "is a GNU extension this check does not read",
     "L": "is a GNU extension this check does not read",
 }
+_SED_LABEL = re.compile(r"[ \t]*[\w.-]*[ \t]*(?=[;\n}]|$)")
 _SED_ADDRESS = re.compile(r"\s*(\d+(~\d+)?|\$|/(\\.|[^/\\])*/[IM]*|\\(.)(\\.|(?!\4).)*\4[IM]*)")
 
 
@@ -61,11 +62,16 @@ def sed_problem(script: str) -> str:
                 while i < n and (script[i].isdigit() or script[i] in " \t"):
                     i += 1
             continue
+        if command in "btT:":
+            # A label is one word: GNU sed ends it at a blank and reads what follows as the
+            # next command (`:x w out` writes), so anything after it but an end refuses.
+            match = _SED_LABEL.match(script, i)
+            if match is None:
+                return f"has a `{command}` label followed by more, which sed may run"
+            i = match.end()
+            continue
         if command in _SED_TEXT:
             end = script.find("\n", i)
-            if command in "btT:":
-                semi = script.find(";", i)
-                end = semi if semi >= 0 and (end < 0 or semi < end) else end
             i = n if end < 0 else end
             continue
         if command in "sy":

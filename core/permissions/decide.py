@@ -34,7 +34,10 @@ from ..bash import (
     touched_paths,
     unwrap,
 )
+from ..bash.flags import scan
+from ..bash.paths import argv_paths
 from ..bash.readonly import command_problem
+from ..bash.wrappers import WRAPPERS, unwrap_once
 from ..hooks import PreToolUseOutcome
 from ..ports import Approve, PermissionAnswer, PermissionRequest
 from ..tool import PASSTHROUGH, PermissionResult, Tool, ToolContext
@@ -304,9 +307,11 @@ def _shell_paths_hit(
             fed = _fed_by_find(call, index)
             if fed is None:
                 return path_rules[0], False  # xargs reads names from anywhere
+            roots, own = fed
             for rule in read_rules:
-                if any(_may_cover_below(rule, call, tree) for tree in fed):
+                if any(_may_cover_below(rule, call, tree) for tree in roots):
                     return rule, False
+            paths = own
         for path in paths or ():
             seen += [("read", path), ("edit", path)]
         reach = reach_of(command, paths or ())
@@ -422,7 +427,8 @@ def _first_outside(call: Call) -> str | None:
         for index, command in enumerate(call.analysis.commands):
             paths = command_paths(command, call.cwd, for_write=False)
             if paths is None:
-                paths = _fed_by_find(call, index)
+                fed = _fed_by_find(call, index)
+                paths = None if fed is None else fed[0] + fed[1]
             if paths is None:
                 return f"what `{command.text}` reads (its paths could not be told)"
             paths = tuple(p for p in paths if p not in HARMLESS_READS)
@@ -441,9 +447,11 @@ def _first_outside(call: Call) -> str | None:
 HARMLESS_READS = frozenset({"/dev/null", "/dev/zero", "/dev/stdin", "/dev/urandom", "/dev/random"})
 
 
-def _fed_by_find(call: Call, index: int) -> tuple[str, ...] | None:
-    """`find ROOTS ... | xargs CMD`: xargs gives CMD names that find found below its roots,
-    so CMD reads under those roots (symlinks aside: find without -L does not follow)."""
+def _fed_by_find(call: Call, index: int) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """`find ROOTS ... | xargs CMD ARGS`: xargs gives CMD names that find found below its
+    roots (symlinks aside: find without -L does not follow), beside CMD's own ARGS. Returns
+    (roots, CMD's own paths), or None when that cannot be told (xargs reading names from a
+    file with -a, operands that are not known)."""
     assert call.analysis is not None
     commands = call.analysis.commands
     command = commands[index]
@@ -457,7 +465,13 @@ def _fed_by_find(call: Call, index: int) -> tuple[str, ...] | None:
     joined = re.escape(previous.text) + r"\s*\|\s*" + re.escape(command.text)
     if re.search(joined, call.analysis.command) is None:
         return None
-    return touched_paths(previous)
+    options = scan(command.argv[1:], WRAPPERS["xargs"])
+    inner = unwrap_once(command.argv)
+    roots = touched_paths(previous)
+    if options.unknown or options.paths or inner is None or roots is None:
+        return None
+    own = argv_paths(inner)
+    return None if own is None else (roots, tuple(own))
 
 
 def _edits_plan_file(call: Call) -> bool:

@@ -67,3 +67,13 @@ def test_following_a_symlink_out_of_the_project_is_a_read_outside(project: Path,
         assert isinstance(decision, Ask), command
         assert "follows symlinks" in decision.message
     assert isinstance(decide(project, "grep -r KEY ."), Allow)  # -r does not follow
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["find src | xargs cat /etc/hostname", "find . | xargs cat -- /etc/hostname",
+     "find . | xargs -a /etc/hostname cat", "find . | xargs --arg-file=names cat"],
+)  # fmt: skip
+def test_xargs_own_operands_and_name_files_are_judged_too(project: Path, command: str):
+    assert isinstance(decide(project, command), Ask), command
+    assert isinstance(decide(project, "find src -type f | xargs wc -l"), Allow)

@@ -118,7 +118,7 @@ def test_tests_that_can_run_commands_are_not(command: str, tmp_path):
 
 # -- awk: a tokenizer, not a regex ------------------------------------------------------------
 
-from core.bash.scripts import awk_problem  # noqa: E402
+from core.bash.scripts import awk_problem, sed_problem  # noqa: E402
 
 
 @pytest.mark.parametrize(
@@ -183,3 +183,40 @@ def test_everyday_read_only_commands_are_not_refused(command: str):
 )  # fmt: skip
 def test_their_dangerous_neighbours_still_are(command: str):
     assert not analyze(command).read_only, command
+
+
+# -- from a second review that attacked the analysis ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["[ -v 'a[$(touch {0})]' ]", "test -v 'a[$(touch {0})]'", "[[ -v 'a[$(touch {0})]' ]]",
+     "test -f x -o -v 'a[`touch {0}`]'", "test -R 'a[$(touch {0})]'"],
+)  # fmt: skip
+def test_a_tested_variable_subscript_can_run_commands(command: str, tmp_path):
+    target = tmp_path / "ran"
+    text = command.format(target)
+    assert not analyze(text).read_only, text
+    if text.startswith("test -v"):  # and bash really runs it
+        subprocess.run(["bash", "--norc", "-c", text], check=False, capture_output=True)
+        assert target.exists()
+
+
+@pytest.mark.parametrize(
+    "script",
+    [":x e touch {0}", ":x r /etc/hostname", ":a w {0}", ":a\tw {0}", "b x w {0}\n:x",
+     "t x w {0}"],
+)  # fmt: skip
+def test_a_sed_label_ends_at_a_blank_as_gnu_sed_ends_it(script: str, tmp_path):
+    target = tmp_path / "written"
+    text = script.format(target)
+    assert sed_problem(text), text
+    (tmp_path / "in").write_text("hi\n")
+    subprocess.run(["sed", text, str(tmp_path / "in")], check=False, capture_output=True)
+    if "{0}" in script and "e touch" not in script:
+        assert target.exists(), "gnu sed really runs what follows the label"
+
+
+@pytest.mark.parametrize("script", [":a;N;$!ba;s/\\n/ /g", "b end", ":a", "s/a/b/;ta", "{:a;n;ba}"])
+def test_ordinary_sed_labels_are_still_read(script: str):
+    assert sed_problem(script) == "", sed_problem(script)
