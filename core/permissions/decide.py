@@ -23,6 +23,7 @@ import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -53,7 +54,7 @@ from .decision import (
     Deny,
     PermissionDecision,
 )
-from .globs import expand
+from .globs import expand, is_glob
 from .match import (
     allowing_rule,
     bash_allowed_by,
@@ -279,10 +280,15 @@ def find_rule(call: Call, behavior: RuleBehavior) -> tuple[PermissionRule, bool]
         elif call.target is None and rule_names_tool(rule.tool_name, call.name):
             uncertain = uncertain or rule
     if call.analysis is not None:
-        if hit := bash_rule_hits(
-            [r for r in rules if r.tool_name == call.name], call.analysis, behavior
-        ):
+        own_rules = [r for r in rules if r.tool_name == call.name and r.content is not None]
+        if hit := bash_rule_hits(own_rules, call.analysis, behavior):
             return hit, True
+        for command in call.analysis.commands:
+            # Words known only when bash runs (`git {push,x}`, `$g push`) may spell what a
+            # rule names, and so may a glob that matches its words (`git pus?`).
+            for rule in own_rules:
+                if command.argv is None or (command.wild and _glob_may_match(rule, command)):
+                    return rule, False
         if found := _shell_paths_hit(call, rules, behavior):
             return found
     return (uncertain, False) if uncertain else None
@@ -301,8 +307,10 @@ def _shell_paths_hit(
     read_rules = [r for r in path_rules if rule_family(r.tool_name) == "read"]
     for index, command in enumerate(call.analysis.commands):
         paths = command_paths(command, call.cwd, for_write=False)
-        if paths is None and command.wild:
-            return path_rules[0], False  # a glob that may name anything
+        if paths is None and (command.wild or command.argv is None):
+            # A glob, or words known only when bash runs (`cat {.env,x}`, `cat $f`): they
+            # may name anything.
+            return path_rules[0], False
         if paths is None and command.argv and os.path.basename(command.argv[0]) == "xargs":
             fed = _fed_by_find(call, index)
             if fed is None:
@@ -348,6 +356,19 @@ def _may_cover_below(rule: PermissionRule, call: Call, tree: str) -> bool:
         if is_within(start, base) or is_within(base, start):
             return True
     return False
+
+
+def _glob_may_match(rule: PermissionRule, command: SimpleCommand) -> bool:
+    """Whether the command's words, globs read as patterns, could be the rule's first words."""
+    assert command.argv is not None and rule.content is not None
+    wanted = rule.content.removesuffix(":*").removesuffix(" *").split()
+    words = unwrap(command.argv)
+    if len(words) < len(wanted):
+        return False
+    return all(
+        fnmatchcase(want, word) if is_glob(word) else want == os.path.basename(word) or want == word
+        for want, word in zip(wanted, words, strict=False)
+    )
 
 
 def allowed_by_rules(call: Call) -> tuple[PermissionRule, ...]:

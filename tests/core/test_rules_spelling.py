@@ -130,3 +130,24 @@ def test_no_bare_interpreter_is_ever_suggested():
         assert isinstance(decision, Ask)
         bare = {"Bash(python3:*)", "Bash(node:*)", "Bash(env:*)", "Bash(sh:*)", "Bash"}
         assert not bare & set(decision.suggestions), decision.suggestions
+
+
+@pytest.mark.parametrize(
+    ("command", "rule"),
+    [
+        ("git {push,origin,master}", "deny Bash(git push:*)"),
+        ("git pus? origin master", "deny Bash(git push:*)"),
+        ("g=git; $g push", "deny Bash(git push:*)"),
+        ("cat {.env,a.txt}", "deny Read(.env)"),
+        ("f=.env; cat $f", "deny Read(.env)"),
+    ],
+)
+def test_words_known_only_when_bash_runs_may_be_what_a_rule_names(command: str, rule: str):
+    """Brace expansion, variables and globs can spell a denied command or path: not
+    certainly allowed, so even bypass mode asks."""
+    decision = decide(command, rule, mode="bypassPermissions")
+    assert isinstance(decision, Ask), command
+
+
+def test_a_glob_that_cannot_spell_the_rule_is_not_held_up():
+    assert isinstance(decide("ls *.md", "deny Bash(git push:*)", mode="bypassPermissions"), Allow)
