@@ -231,6 +231,11 @@ class Tool(Generic[InputT]):
     def is_destructive(self, input: InputT) -> bool:
         return False
 
+    def shell_directory(self, context: ToolContext) -> Path | None:
+        """Where a command of this tool would start, for a tool whose shell keeps its
+        directory between calls (None: the project directory)."""
+        return None
+
     def rule_target(self, input: InputT, cwd: Path) -> RuleTarget | None:
         """What rule specifiers match for this call: its command, path or domain.
 

@@ -238,6 +238,9 @@ READ_ONLY: dict[str, Spec] = {
         pattern_first=frozenset({"-f", "--from-file"}),
     ),
     "pwd": spec("-L -P --help --version", **_NO_OPERANDS),
+    # The directories a `cd` may lead to are worked out by the decision chain, which judges
+    # every later path from each of them (core/permissions/decide.py, shell_directories).
+    "cd": spec("-L -P -e", max_operands=1, check="cd"),
     "whoami": spec("--help --version", **_NO_OPERANDS),
     "id": spec("-a -g -G -n -r -u -z -Z --context --group --groups --name --real --user --zero"),
     "groups": spec("--help --version", operands_are_paths=False),

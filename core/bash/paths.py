@@ -100,11 +100,13 @@ def argv_paths(argv: tuple[str, ...]) -> list[str] | None:
         return []  # prints its words or reports on the system: no file is named
     if name == "env" and all(word.startswith("-") for word in args):
         return []  # prints the environment
+    if name == "cd" and "-" in args:
+        return None  # OLDPWD: not known here
     if name == "command" and args[:1] in (("-v",), ("-V",)):
         return []  # prints where a command is found
     table = READ_ONLY.get(name) or WRITERS.get(name)
     if table is None or (
-        table.check and table.check not in ("anything", "date", "printf", "man", "test")
+        table.check and table.check not in ("anything", "date", "printf", "man", "test", "cd")
     ):
         return None
     return _operands(args, table)

@@ -281,6 +281,12 @@ def _man(args: tuple[str, ...], globs: frozenset[int]) -> str:
     return ""
 
 
+def _cd(args: tuple[str, ...], globs: frozenset[int]) -> str:
+    if "-" in args:
+        return "goes back to the previous directory, which this check does not know"
+    return _table("cd", args, READ_ONLY["cd"], globs)
+
+
 def _test(args: tuple[str, ...], globs: frozenset[int]) -> str:
     """A test runs nothing, except that bash evaluates the subscript of a variable name
     given to `-v` or `-R` (`test -v 'a[$(cmd)]'` runs cmd)."""
@@ -306,6 +312,7 @@ _CHECKS: dict[str, Callable[[tuple[str, ...], frozenset[int]], str]] = {
     "printf": _printf,
     "env": _env,
     "command": _command,
+    "cd": _cd,
 }
 
 

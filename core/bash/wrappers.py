@@ -59,7 +59,8 @@ WRAPPERS: dict[str, Spec] = {
     "xargs": spec(
         "-0 --null -d: --delimiter= -n: --max-args= -L: --max-lines= -l? -P: --max-procs="
         " -s: --max-chars= -r --no-run-if-empty -t --verbose -x --exit -E: --eof? -e? -I:"
-        " --replace? -i? -a/ --arg-file=/ -o --open-tty -p --interactive --process-slot-var=",
+        " --replace? -i? -a/ --arg-file=/ -o --open-tty -p --interactive --process-slot-var="
+        " --show-limits",
         stop_at_operand=True,
     ),
 }

@@ -59,9 +59,12 @@ from .match import (
     allowing_rule,
     bash_allowed_by,
     bash_rule_hits,
+    bash_rule_may_hit,
+    command_runs,
     rule_base,
     specifier_applies,
     target_matches,
+    word_tokens,
 )
 from .paths import (
     absolute,
@@ -74,6 +77,7 @@ from .paths import (
 from .reach import reach_of, symlink_out
 from .rules import parse_rule, rule_names_tool
 from .sandboxing import SandboxView, choose_sandbox
+from .shell_places import ShellPlaces, shell_places
 from .suggest import command_rule
 from .targets import (
     CommandTarget,
@@ -117,10 +121,42 @@ class Call:
     permissions: ToolPermissionContext
     target: RuleTarget | None
     analysis: BashAnalysis | None
+    shell: ShellPlaces | None = None
+    """Where each part of a shell command runs (core/permissions/shell_places.py)."""
 
     @property
     def name(self) -> str:
         return self.tool.name
+
+    @property
+    def shell_problem(self) -> str:
+        """Why where some part of the command runs cannot be told; "" when it can."""
+        return self.shell.problem if self.shell is not None else ""
+
+    def places(self, path: str, part: int) -> tuple[str, ...]:
+        """A path part `part` of a shell command names, made absolute from every directory
+        that part may run in. Not folded: `link/..` must reach both_forms as written."""
+        text = os.path.expanduser(path) if path.startswith("~") else path
+        if os.path.isabs(text):
+            return (text,)
+        return tuple(os.path.join(directory, text) for directory in self._dirs(part))
+
+    def command_paths(self, part: int, *, for_write: bool) -> tuple[str, ...] | None:
+        """The absolute paths part `part` touches, from every directory it may run in."""
+        assert self.analysis is not None
+        command = self.analysis.commands[part]
+        found: list[str] = []
+        for directory in self._dirs(part):
+            paths = command_paths(command, directory, for_write=for_write)
+            if paths is None:
+                return None
+            for path in paths:
+                text = os.path.expanduser(path) if path.startswith("~") else path
+                found.append(text if os.path.isabs(text) else os.path.join(directory, text))
+        return tuple(dict.fromkeys(found))
+
+    def _dirs(self, part: int) -> tuple[Path, ...]:
+        return self.shell.of(part, self.cwd) if self.shell is not None else (self.cwd,)
 
     def inside(self, path: str | Path) -> bool:
         directories = (self.cwd, *self.permissions.additional_working_directories)
@@ -129,10 +165,13 @@ class Call:
     def writes(self) -> Iterator[str | None]:
         """Files a shell command writes through redirections (None: a target not known)."""
         if self.analysis is not None:
-            for command in self.analysis.commands:
+            for part, command in enumerate(self.analysis.commands):
                 for redirect in command.redirects:
                     if redirect.writes:
-                        yield redirect.target
+                        if redirect.target is None:
+                            yield None
+                        else:
+                            yield from self.places(redirect.target, part)
 
 
 class DecisionChain:
@@ -152,7 +191,9 @@ class DecisionChain:
     async def decide(
         self, tool: Tool[Any], input: Any, context: ToolContext, hook: PreToolUseOutcome
     ) -> PermissionDecision:
-        call = prepare(tool, input, context.cwd, context.permission_context)
+        call = prepare(
+            tool, input, context.cwd, context.permission_context, tool.shell_directory(context)
+        )
         own = await tool.check_permissions(input, context)
         view = await self.sandbox.view() if self.sandbox is not None and tool.sandboxable else None
         decision = evaluate(call, hook, own, view)
@@ -182,13 +223,24 @@ class DecisionChain:
             self.remember(str(rule))
 
 
-def prepare(tool: Tool[Any], input: Any, cwd: Path, permissions: ToolPermissionContext) -> Call:
+def prepare(
+    tool: Tool[Any],
+    input: Any,
+    cwd: Path,
+    permissions: ToolPermissionContext,
+    shell_cwd: Path | None = None,
+) -> Call:
+    """`cwd` is the project (rules and working directories are judged from it); `shell_cwd`
+    is where a shell command starts, which an earlier `cd` may have moved."""
     try:
         target = tool.rule_target(input, cwd)
     except Exception:
         target = None
-    analysis = analyze(target.command) if isinstance(target, CommandTarget) else None
-    return Call(tool, input, cwd, permissions, target, analysis)
+    if not isinstance(target, CommandTarget):
+        return Call(tool, input, cwd, permissions, target, None)
+    analysis = analyze(target.command)
+    shell = shell_places(analysis, shell_cwd or cwd)
+    return Call(tool, input, cwd, permissions, target, analysis, shell)
 
 
 def evaluate(
@@ -289,6 +341,8 @@ def find_rule(call: Call, behavior: RuleBehavior) -> tuple[PermissionRule, bool]
             for rule in own_rules:
                 if command.argv is None or (command.wild and _glob_may_match(rule, command)):
                     return rule, False
+        if maybe := bash_rule_may_hit(own_rules, call.analysis):
+            return maybe, False
         if found := _shell_paths_hit(call, rules, behavior):
             return found
     return (uncertain, False) if uncertain else None
@@ -304,9 +358,12 @@ def _shell_paths_hit(
         return None
     assert call.analysis is not None
     seen: list[tuple[PathAccess, str]] = []
+    mentioned: tuple[PermissionRule, bool] | None = None  # a may-hit, after any sure one
     read_rules = [r for r in path_rules if rule_family(r.tool_name) == "read"]
+    if call.shell_problem:
+        return path_rules[0], False
     for index, command in enumerate(call.analysis.commands):
-        paths = command_paths(command, call.cwd, for_write=False)
+        paths = call.command_paths(index, for_write=False)
         if paths is None and (command.wild or command.argv is None):
             # A glob, or words known only when bash runs (`cat {.env,x}`, `cat $f`): they
             # may name anything.
@@ -319,12 +376,14 @@ def _shell_paths_hit(
             for rule in read_rules:
                 if any(_may_cover_below(rule, call, tree) for tree in roots):
                     return rule, False
-            paths = own
+            paths = tuple(place for path in own for place in call.places(path, index))
         for path in paths or ():
             seen += [("read", path), ("edit", path)]
+        mentioned = mentioned or _mentioned_path_hit(call, index, path_rules, behavior)
         reach = reach_of(command, paths or ())
         seen += [("read", path) for path in reach.object_paths]
         trees = (".",) if reach.tracked_files else reach.trees if reach.reads_content else ()
+        trees = tuple(place for tree in trees for place in call.places(tree, index))
         for rule in read_rules:
             if any(_may_cover_below(rule, call, tree) for tree in trees):
                 return rule, False  # it may read what the rule covers, or may not
@@ -341,6 +400,31 @@ def _shell_paths_hit(
                 rule, target, call.cwd, behavior
             ):
                 return rule, True
+    return mentioned
+
+
+def _mentioned_path_hit(
+    call: Call, part: int, path_rules: list[PermissionRule], behavior: RuleBehavior
+) -> tuple[PermissionRule, bool] | None:
+    """A command that is not known to treat its words as data may open any path it mentions
+    (`bash -c 'cat .env'`, `python3 -c 'open(".env")'`), or any at all when it runs a script
+    from its input: such a path under a rule is a path the rule may cover."""
+    assert call.analysis is not None
+    command = call.analysis.commands[part]
+    runs = command_runs(call.analysis, command)
+    if runs.unseen:
+        return path_rules[0], False
+    if not runs.commands and (call.analysis.read_only or not command_problem(command)):
+        return None
+    for token in word_tokens((command.argv or ())[1:]):
+        if token.startswith("-"):
+            continue
+        for place in call.places(token, part):
+            where = absolute(place, call.cwd)
+            for rule in path_rules:
+                family = rule_family(rule.tool_name)
+                if family and target_matches(rule, PathTarget(where, family), call.cwd, behavior):
+                    return rule, False
     return None
 
 
@@ -445,18 +529,28 @@ def _first_outside(call: Call) -> str | None:
     if isinstance(target, DomainTarget):
         return target.host
     if call.analysis is not None:
+        if call.shell_problem:
+            return f"where it runs ({call.shell_problem})"
+        for directory in call.shell.every() if call.shell else ():
+            if not call.inside(directory):
+                return f"{directory} (where it runs)"
         for index, command in enumerate(call.analysis.commands):
-            paths = command_paths(command, call.cwd, for_write=False)
+            paths = call.command_paths(index, for_write=False)
             if paths is None:
                 fed = _fed_by_find(call, index)
                 paths = None if fed is None else fed[0] + fed[1]
+                paths = (
+                    None
+                    if paths is None
+                    else tuple(p for x in paths for p in call.places(x, index))
+                )
             if paths is None:
                 return f"what `{command.text}` reads (its paths could not be told)"
             paths = tuple(p for p in paths if p not in HARMLESS_READS)
             reach = reach_of(command, paths)
             if reach.follows_symlinks:
-                for tree in reach.trees:
-                    found = symlink_out(absolute(_expand(tree), call.cwd), call.inside)
+                for place in (p for tree in reach.trees for p in call.places(tree, index)):
+                    found = symlink_out(absolute(place, call.cwd), call.inside)
                     if found is not None:
                         return f"{found} (`{command.text}` follows symlinks)"
             for path in paths:
@@ -515,8 +609,10 @@ def _accepted_edit(call: Call) -> bool:
     analysis = call.analysis
     if analysis is None or not analysis.ok or analysis.has_substitution:
         return False
-    for command in analysis.commands:
-        paths = command_paths(command, call.cwd, for_write=True)
+    if call.shell_problem:
+        return False
+    for index, command in enumerate(analysis.commands):
+        paths = call.command_paths(index, for_write=True)
         if paths is None or not all(_editable(call, p) for p in paths):
             return False
         # Redirections were checked as edits just above (touched_paths includes them).
@@ -533,11 +629,11 @@ def critical_removal(call: Call) -> str | None:
     """The critical path a shell command would remove (rm, rmdir), if any."""
     if call.analysis is None:
         return None
-    for command in call.analysis.commands:
+    for index, command in enumerate(call.analysis.commands):
         if _program(command) not in REMOVAL_COMMANDS:
             continue
-        paths = command_paths(command, call.cwd, for_write=True)
-        if paths is None:
+        paths = call.command_paths(index, for_write=True)
+        if paths is None or call.shell_problem:
             return "paths that could not be told (they depend on the shell)"
         for path in paths:
             if is_critical(_expand(path), call.cwd):

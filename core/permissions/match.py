@@ -25,6 +25,8 @@ from pathlib import Path
 
 from ..bash import BashAnalysis, SimpleCommand, strip_safe_assignments, unwrap
 from ..bash.git import split_global
+from ..bash.readonly import command_problem
+from ..bash.runners import Runs, commands_run
 from ..bash.wrappers import base_name
 from .context import PermissionRule, RuleBehavior
 from .paths import compile_pattern, pattern_covers
@@ -113,7 +115,8 @@ def _git_subcommands(args: tuple[str, ...], depth: int = 0) -> set[str]:
 def bash_rule_hits(
     rules: Iterable[PermissionRule], analysis: BashAnalysis, behavior: RuleBehavior
 ) -> PermissionRule | None:
-    """For deny and ask: the first rule matching any part of the command."""
+    """For deny and ask: the first rule matching any part of the command, or a command one
+    of its parts surely runs (`bash -c 'git push'`, `git -c alias.p=push p`)."""
     if behavior == "allow":
         raise ValueError("allow rules need every part: use bash_allowed_by")
     specified = [r for r in rules if r.content is not None]
@@ -122,11 +125,96 @@ def bash_rule_hits(
     forms = {analysis.command}
     for command in analysis.commands:
         forms |= _deny_forms(command)
+        for inner in command_runs(analysis, command).commands:
+            if (exact := inner.exact) is not None:
+                forms |= {" ".join(exact), *_spellings(exact)}
     for rule in specified:
         assert rule.content is not None
         if any(command_matches(rule.content, form) for form in forms):
             return rule
     return None
+
+
+def bash_rule_may_hit(
+    rules: Iterable[PermissionRule], analysis: BashAnalysis
+) -> PermissionRule | None:
+    """A deny or ask rule that may name a command some part runs but the analysis cannot
+    spell out: words read by xargs or found by `find -exec`, an alias, `eval "$x"`, or the
+    rule's words handed to a program that is not known to treat them as data (`chronic git
+    push`, `python3 -c 'os.system("git push")'`, `ssh host git push`)."""
+    specified = [r for r in rules if r.content is not None]
+    if not specified or analysis.read_only:
+        return None
+    for command in analysis.commands:
+        runs = command_runs(analysis, command)
+        if runs.unseen:
+            return specified[0]
+        for rule in specified:
+            wanted = _rule_words(rule)
+            for inner in runs.commands:
+                if inner.exact is None and _may_begin(wanted, inner.words, inner.open_ended):
+                    return rule
+            if command.argv and _names_in(wanted, word_tokens(command.argv[1:])):
+                return rule
+    return None
+
+
+_NO_RUNS = Runs()
+
+
+def command_runs(analysis: BashAnalysis, command: SimpleCommand) -> Runs:
+    """What one part runs; a part the analysis proved read-only runs nothing."""
+    if command.argv is None or analysis.read_only or not command_problem(command):
+        return _NO_RUNS
+    return commands_run(command.argv)
+
+
+def _rule_words(rule: PermissionRule) -> tuple[str, ...]:
+    """The words a command rule starts with, up to its first wildcard."""
+    assert rule.content is not None
+    words: list[str] = []
+    for word in squeeze(rule.content.removesuffix(":*")).split(" "):
+        if "*" in word:
+            break
+        if not words and _ASSIGNMENT_START.match(word):
+            continue
+        words.append(word)
+    return tuple(words)
+
+
+def _same_word(wanted: str, word: str, first: bool) -> bool:
+    return word == wanted or (first and os.path.basename(word) == wanted)
+
+
+def _may_begin(wanted: tuple[str, ...], words: tuple[str | None, ...], open_ended: bool) -> bool:
+    """Whether words with unknowns (`None`) in them may begin with the rule's words."""
+    for index, want in enumerate(wanted):
+        if index >= len(words):
+            return open_ended
+        word = words[index]
+        if word is not None and not _same_word(want, word, index == 0):
+            return False
+    return True
+
+
+# What separates words in code and strings: a shell's operators and quotes, and the
+# brackets, commas and `=` of other languages (`subprocess.run(["git", "push"])`).
+_TOKEN_SPLIT = re.compile(r"""[\s'"`;|&(){}\[\],=<>\\]+""")
+
+
+def word_tokens(words: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(token for word in words for token in _TOKEN_SPLIT.split(word) if token)
+
+
+def _names_in(wanted: tuple[str, ...], tokens: tuple[str, ...]) -> bool:
+    """Whether the rule's words appear in a row among the tokens."""
+    if not wanted:
+        return True
+    last = len(tokens) - len(wanted)
+    return any(
+        all(_same_word(want, tokens[start + i], i == 0) for i, want in enumerate(wanted))
+        for start in range(last + 1)
+    )
 
 
 def bash_allowed_by(

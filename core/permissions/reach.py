@@ -13,6 +13,7 @@ decision chain judges such commands by what they can reach:
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -30,6 +31,8 @@ _DEFAULT_DOT = frozenset({"rg", "ag", "ack", "find", "du", "tree"})
 _GREPS = frozenset({"grep", "egrep", "fgrep"})
 _CONTENT_READERS = frozenset({"rg", "ag", "ack"})
 _GIT_OBJECT_READERS = frozenset({"show", "cat-file"})
+# git commands that read (and print or pack) the content of every tracked file.
+_GIT_WHOLE_TREE_READERS = frozenset({"grep", "archive", "bundle", "fast-export"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +59,8 @@ def reach_of(command: SimpleCommand, operands: tuple[str, ...]) -> Reach:
     flags = [word for word in args if word.startswith("-") and word != "-"]
     if name == "git":
         return _git(args)
+    if name in ("tar", "bsdtar", "zip", "7z"):
+        return _archiver(name, args)
     recursive = (
         name in _ALWAYS_RECURSIVE
         or (name in _GREPS and _has(flags, "r", "R", "--recursive", "--dereference-recursive"))
@@ -76,6 +81,26 @@ def reach_of(command: SimpleCommand, operands: tuple[str, ...]) -> Reach:
     return Reach(trees=tuple(trees), reads_content=content, follows_symlinks=follows)
 
 
+def _archiver(name: str, args: tuple[str, ...]) -> Reach:
+    """An archiver that creates an archive reads its operands whole; with `-C`, a file list
+    (`-T`) or an `@archive`, what it reads is not known from the words, so it may be anything."""
+    words = [word for word in args if word != "-"]
+    creates = name in ("zip", "7z") or any(
+        word in ("--create", "-c")
+        or (i == 0 and not word.startswith("-") and "c" in word)
+        or (word.startswith("-") and not word.startswith("--") and "c" in word[1:])
+        for i, word in enumerate(words)
+    )
+    if not creates:
+        return Reach()
+    unclear = any(
+        word.startswith(("-C", "--directory", "-T", "--files-from", "@", "-i")) for word in words
+    )
+    operands = tuple(word for word in words[1:] if not word.startswith("-"))
+    trees = ("/",) if unclear or not operands else operands
+    return Reach(trees=trees, reads_content=True)
+
+
 def _has(flags: list[str], *wanted: str) -> bool:
     """A short flag (`R`, also inside `-Rn`) or a long one (`--recursive`) is given."""
     for flag in flags:
@@ -91,8 +116,16 @@ def _git(args: tuple[str, ...]) -> Reach:
     problem, sub, rest, _ = split_global(args)
     if problem or sub is None:
         return Reach()
-    if sub == "grep":
+    if sub in _GIT_WHOLE_TREE_READERS:
         return Reach(tracked_files=True)
+    if sub == "config":
+        blobs = [
+            value.split(":", 1)[1]
+            for flag, value in itertools.pairwise(rest)
+            if flag == "--blob" and ":" in value
+        ]
+        blobs += [w.split(":", 1)[1] for w in rest if w.startswith("--blob=") and ":" in w]
+        return Reach(object_paths=tuple(blobs))
     if sub in _GIT_OBJECT_READERS:
         paths = tuple(
             word.split(":", 1)[1]

@@ -168,6 +168,10 @@ class Bash(Tool[BashInput]):
     def is_concurrency_safe(self, input: BashInput) -> bool:
         return self.is_read_only(input)
 
+    def shell_directory(self, context: ToolContext) -> Path | None:
+        directory = shell_session(context).cwd
+        return directory if directory.is_dir() else None
+
     def rule_target(self, input: BashInput, cwd: Path) -> RuleTarget | None:
         return CommandTarget(input.command)
 

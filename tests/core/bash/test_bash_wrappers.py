@@ -106,6 +106,7 @@ def test_strip_safe_assignments(command, stripped):
         ("timeout 5 cat /etc/hosts", ("/etc/hosts",)),
         ("echo hello /etc", ()),
         ("sort -o /tmp/out in", ("/tmp/out", "in")),
+        ("cd /etc", ("/etc",)),
     ],
 )
 def test_touched_paths(command, paths):
@@ -115,7 +116,7 @@ def test_touched_paths(command, paths):
 
 @pytest.mark.parametrize(
     "command",
-    ["npm test", "cat $f", "ls --frob x", "xargs cat", "ls > $out", "git frob x", "cd /etc"],
+    ["npm test", "cat $f", "ls --frob x", "xargs cat", "ls > $out", "git frob x", "cd -"],
 )
 def test_touched_paths_is_none_when_operands_cannot_be_told_apart(command):
     cmd = analyze(command).commands[0]

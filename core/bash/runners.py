@@ -1,0 +1,269 @@
+"""The commands a command runs: what a deny rule must see inside `bash -c`, `xargs`, `find -exec`.
+
+A deny rule for `git push` has to hit `bash -c 'git push'`, `echo push | xargs git`,
+`find . -exec git push \\;`, `env -S 'git push'` and `git -c alias.p=push p` too, because
+each of them runs git push. Wrappers with a fixed shape (`timeout`, `sudo`, `nice`...) are
+peeled in wrappers.py; this module handles the programs that take a command as *data*:
+
+- a shell given `-c STRING`, `eval WORDS` and `trap STRING` parse the string as Bash;
+- `env -S STRING` splits the string into words;
+- `xargs CMD...` and `find ... -exec CMD... ;` run CMD with words read from input or from
+  file names, which are unknown here (`None` words; `open_ended` when more may follow);
+- git runs an alias defined with `-c alias.NAME=...` in place of NAME, and a subcommand
+  that is not one of git's own commands may be an alias from a configuration file.
+
+What cannot be named is reported as `unseen` (a shell reading its script from standard
+input, `eval "$x"`, a string that does not parse): the caller then treats every rule as one
+that may cover the command. Programs that read commands from a file (a script, a Makefile)
+are not looked into: a rule speaks about command lines, and the README says so.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+
+from core.bash.flags import scan
+from core.bash.git import GLOBAL
+from core.bash.wrappers import WRAPPERS, base_name, unwrap_once
+
+# How deep commands inside commands are followed before the answer becomes `unseen`.
+_MAX_DEPTH = 6
+
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox", "fish", "rbash"})
+
+# git's own commands (`git --list-cmds=main` on git 2.39, and later additions): git ignores
+# an alias named like one of them, so anything else after `git` may be an alias.
+GIT_COMMANDS = frozenset(
+    """
+    add am annotate apply archive bisect blame branch bugreport bundle cat-file check-attr
+    check-ignore check-mailmap check-ref-format checkout checkout-index cherry cherry-pick
+    citool clean clone column commit commit-graph commit-tree config count-objects
+    credential credential-cache credential-store daemon describe diagnose diff diff-files
+    diff-index diff-tree difftool fast-export fast-import fetch fetch-pack filter-branch
+    fmt-merge-msg for-each-ref for-each-repo format-patch fsck fsck-objects gc
+    get-tar-commit-id grep gui hash-object help hook http-backend http-fetch http-push
+    imap-send index-pack init init-db instaweb interpret-trailers last-modified log ls-files
+    ls-remote ls-tree mailinfo mailsplit maintenance merge merge-base merge-file merge-index
+    merge-one-file merge-tree mergetool mktag mktree multi-pack-index mv name-rev notes p4
+    pack-objects pack-redundant pack-refs patch-id prune prune-packed pull push quiltimport
+    range-diff read-tree rebase receive-pack reflog refs remote repack replace replay
+    request-pull rerere reset restore rev-list rev-parse revert rm send-email send-pack
+    shortlog show show-branch show-index show-ref sparse-checkout stage stash status
+    stripspace submodule subtree svn switch symbolic-ref tag unpack-file unpack-objects
+    update-index update-ref update-server-info upload-archive upload-pack var verify-commit
+    verify-pack verify-tag version whatchanged worktree write-tree
+    """.split()  # noqa: SIM905 - a word list reads better than 150 quoted strings
+)
+
+_FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+_XARGS_REPLACE = frozenset({"-I", "--replace", "-i"})
+# Letters of a shell's options that take the next word as a value (`bash -o pipefail -c`).
+_SHELL_VALUED = frozenset("oO")
+
+
+@dataclass(frozen=True, slots=True)
+class Inner:
+    """A command run by another. `None` words are known only when it runs."""
+
+    words: tuple[str | None, ...]
+    open_ended: bool = False
+
+    @property
+    def exact(self) -> tuple[str, ...] | None:
+        if self.open_ended or any(word is None for word in self.words):
+            return None
+        return tuple(word for word in self.words if word is not None)
+
+
+@dataclass(frozen=True, slots=True)
+class Runs:
+    commands: tuple[Inner, ...] = ()
+    unseen: str = ""  # why some command it runs cannot be named; "" when all are named
+
+
+def commands_run(argv: tuple[str, ...], depth: int = 0) -> Runs:
+    """Every command `argv` runs besides itself, through wrappers and runners, recursively."""
+    found: list[Inner] = []
+    unseen = ""
+    current: tuple[str, ...] | None = argv
+    for _ in range(32):
+        if not current:
+            break
+        runs = _runs_once(current, depth)
+        found += runs.commands
+        unseen = unseen or runs.unseen
+        for inner in runs.commands:
+            exact = inner.exact
+            if exact is not None and depth < _MAX_DEPTH:
+                deeper = commands_run(exact, depth + 1)
+                found += deeper.commands
+                unseen = unseen or deeper.unseen
+            elif exact is not None:
+                unseen = unseen or "commands are nested too deeply to follow"
+        current = unwrap_once(current)
+        if current is not None:
+            found.append(Inner(current))
+    return Runs(tuple(found), unseen)
+
+
+def _runs_once(argv: tuple[str, ...], depth: int) -> Runs:
+    name = base_name(argv[0])
+    if name in SHELLS:
+        return _shell(argv, depth)
+    if name == "eval":
+        return _script(" ".join(argv[1:]), depth, "eval")
+    if name == "trap" and len(argv) > 2 and not argv[1].startswith("-"):
+        return _script(argv[1], depth, "trap")
+    if name == "env":
+        return _env(argv, depth)
+    if name == "xargs":
+        return _xargs(argv)
+    if name == "find":
+        return _find(argv)
+    if name == "git":
+        return _git(argv, depth)
+    return Runs()
+
+
+def _script(text: str, depth: int, what: str) -> Runs:
+    """The commands of a Bash script given as a string."""
+    from core.bash.analysis import analyze  # analysis imports the classifier, not this module
+
+    if depth >= _MAX_DEPTH:
+        return Runs(unseen=f"{what} runs commands nested too deeply to follow")
+    analysis = analyze(text)
+    if not analysis.ok and not analysis.commands:
+        return Runs(unseen=f"{what} runs a script that cannot be read ({analysis.reason})")
+    found: list[Inner] = []
+    unseen = "" if analysis.ok else f"{what} runs a script that cannot be read fully"
+    for command in analysis.commands:
+        if command.argv is None:
+            unseen = unseen or f"{what} runs a command whose words are known only when it runs"
+            continue
+        words = tuple(
+            None if command.wild and any(c in word for c in "*?[") else word
+            for word in command.argv
+        )
+        found.append(Inner(words))
+    return Runs(tuple(found), unseen)
+
+
+def _shell(argv: tuple[str, ...], depth: int) -> Runs:
+    """`bash -c STRING` runs STRING; `bash` alone or `-s` reads its script from input."""
+    index = 1
+    command_string = False
+    while index < len(argv):
+        word = argv[index]
+        if word in ("--", "-"):
+            index += 1
+            break
+        if not word.startswith(("-", "+")) or len(word) < 2:
+            break
+        index += 1
+        if word.startswith("--"):
+            continue  # bash's long options (--norc, --login...) take no value
+        letters = word[1:]
+        if "c" in letters:
+            command_string = True
+        if "s" in letters:
+            return Runs(unseen=f"{base_name(argv[0])} -s reads its commands from input")
+        if any(letter in _SHELL_VALUED for letter in letters):
+            index += 1
+    if command_string:
+        if index >= len(argv):
+            return Runs(unseen=f"{base_name(argv[0])} -c has no command string")
+        return _script(argv[index], depth, base_name(argv[0]))
+    if index >= len(argv):
+        return Runs(unseen=f"{base_name(argv[0])} reads its commands from input")
+    return Runs()  # a script file: not looked into (see the module docstring)
+
+
+_ENV_SPLIT = re.compile(r"^(?:-S|--split-string=?)(.*)$", re.DOTALL)
+
+
+def _env(argv: tuple[str, ...], depth: int) -> Runs:
+    """`env -S 'git push'` splits its string into the command's words."""
+    for index, word in enumerate(argv[1:], start=1):
+        if not word.startswith("-"):
+            return Runs()  # an assignment or the command: unwrap_once handles those
+        match = _ENV_SPLIT.match(word)
+        if match is None and word.startswith("-") and "S" in word[1:] and not word.startswith("--"):
+            return Runs(unseen="env -S in a cluster of options is not followed")
+        if match is None:
+            continue
+        text = match.group(1)
+        rest = argv[index + 1 :]
+        if not text and word in ("-S", "--split-string"):
+            if not rest:
+                return Runs(unseen="env -S has no string")
+            text, rest = rest[0], rest[1:]
+        if any(char in text for char in "$`\\"):
+            return Runs(unseen="env -S expands variables and escapes in its string")
+        try:
+            words = tuple(shlex.split(text))
+        except ValueError:
+            return Runs(unseen="env -S has a string that cannot be split")
+        return Runs((Inner((*words, *rest)),)) if words or rest else Runs()
+    return Runs()
+
+
+def _xargs(argv: tuple[str, ...]) -> Runs:
+    """xargs runs its command with words read from input: those words are unknown."""
+    found = scan(argv[1:], WRAPPERS["xargs"])
+    if found.unknown:
+        return Runs(unseen=f"xargs uses the option `{found.unknown}`, so its command is unclear")
+    command = tuple(found.operands + found.rest) or ("echo",)
+    if found.has(*_XARGS_REPLACE):
+        replace = next((value for flag, value in found.options if flag in _XARGS_REPLACE), None)
+        marker = replace or "{}"
+        words = tuple(None if marker in word else word for word in command)
+        return Runs((Inner(words),))
+    return Runs((Inner(command, open_ended=True),))
+
+
+def _find(argv: tuple[str, ...]) -> Runs:
+    """`find ... -exec CMD {} ;` runs CMD with file names in place of `{}`."""
+    found: list[Inner] = []
+    index = 1
+    while index < len(argv):
+        if argv[index] not in _FIND_EXEC:
+            index += 1
+            continue
+        index += 1
+        start = index
+        while index < len(argv) and argv[index] not in (";", "+"):
+            index += 1
+        words = tuple(None if "{}" in word else word for word in argv[start:index])
+        if words:
+            found.append(Inner(words, open_ended=index < len(argv) and argv[index] == "+"))
+        index += 1
+    return Runs(tuple(found))
+
+
+def _git(argv: tuple[str, ...], depth: int) -> Runs:
+    """An alias given on the command line runs in place of its name; an unknown subcommand
+    may be an alias from a configuration file, so its first word is unknown."""
+    found = scan(argv[1:], GLOBAL)
+    if found.unknown or not found.operands:
+        return Runs()  # _spellings in match.py reads unknown global options both ways
+    sub, rest = found.operands[0], tuple(found.rest)
+    for flag, value in reversed(found.options):
+        if flag == "--config-env" and value and value.lower().startswith(f"alias.{sub}="):
+            return Runs(unseen=f"git runs the alias `{sub}` taken from the environment")
+        if flag != "-c" or value is None:
+            continue
+        key, _, alias = value.partition("=")
+        if key.lower() != f"alias.{sub}".lower():
+            continue
+        if alias.startswith("!"):
+            return _script(" ".join((alias[1:], *map(shlex.quote, rest))), depth, "the git alias")
+        try:
+            words = tuple(shlex.split(alias))
+        except ValueError:
+            return Runs(unseen=f"git runs the alias `{sub}`, which cannot be split")
+        return Runs((Inner(("git", *words, *rest)),))
+    if sub not in GIT_COMMANDS:
+        return Runs((Inner(("git", None, *rest)),))
+    return Runs()

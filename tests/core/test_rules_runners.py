@@ -1,0 +1,166 @@
+"""A deny rule holds against programs that run other programs: `bash -c`, `eval`, `env -S`,
+`xargs`, `find -exec`, git aliases, and wrappers proctor has never heard of. Where the
+command run is spelled out, the rule denies; where part of it is known only when it runs,
+the call asks. In bypass mode, where nothing else would stop it."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from core.bash.runners import Inner, commands_run
+from core.hooks import NO_PRE_OUTCOME
+from core.permissions.context import PermissionMode, ToolPermissionContext
+from core.permissions.decide import evaluate, prepare
+from core.permissions.decision import Allow, Ask, Deny, PermissionDecision
+from core.permissions.rules import parse_rule
+from core.tools.bash import Bash
+
+TOOL = Bash()
+DENY_PUSH = "deny Bash(git push:*)"
+
+
+def decide(
+    command: str, *rules: str, mode: PermissionMode = "bypassPermissions"
+) -> PermissionDecision:
+    parsed = tuple(parse_rule(r.split(" ", 1)[1], r.split(" ", 1)[0]) for r in rules)  # type: ignore[arg-type]
+    permissions = ToolPermissionContext(mode=mode, rules=parsed)
+    call = prepare(TOOL, TOOL.parse_input({"command": command}), Path("/work/p"), permissions)
+    return evaluate(call, NO_PRE_OUTCOME)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "bash -c 'git push origin main'",
+        "sh -ec 'cd sub && git push'",
+        "bash -o pipefail -c 'git push'",
+        "eval git push",
+        "eval 'git status; git push'",
+        "trap 'git push' EXIT",
+        "env -S 'git push'",
+        "env --split-string='git push --force'",
+        "sudo -u me bash -c 'timeout 5 git push'",
+        "find . -maxdepth 0 -exec git push \\;",
+        "git -c alias.p=push p origin",
+        "git -c 'alias.p=!git push' p",
+        "bash -c \"bash -c 'git push'\"",
+        "xargs --show-limits git push",
+    ],
+)
+def test_a_command_spelled_out_inside_another_is_denied(command: str):
+    assert isinstance(decide(command, DENY_PUSH), Deny), command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo push | xargs git",  # xargs adds words read from its input
+        "xargs -a names git",
+        "find . -name push -exec git {} \\;",  # a file name becomes the subcommand
+        "git p",  # may be an alias from a configuration file
+        'eval "$CMD"',
+        "echo git push | bash",  # the shell reads its script from input
+        "bash -s < script",
+        'sh -c "$X"',
+        "chronic git push",  # a wrapper proctor does not know
+        "flock /tmp/lock git push",
+        "doas git push",
+        "script -qc 'git push' /dev/null",
+        "ssh host git push",
+        "python3 -c 'import os; os.system(\"git push\")'",
+        'python3 -c \'subprocess.run(["git", "push"])\'',
+        "node -e 'execSync(`git push`)'",
+        "git -c core.pager='git push' log",
+        "env -S '$CMD'",
+    ],
+)
+def test_a_command_that_may_run_the_denied_one_asks(command: str):
+    decision = decide(command, DENY_PUSH)
+    assert isinstance(decision, Ask), (command, decision)
+    assert "Bash(git push:*)" in decision.message
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "bash -c 'git status'",
+        "grep -rn 'git push' docs",  # read-only: its words are data
+        "git log --grep='push'",
+        "echo log | xargs git log",  # xargs runs git log, never git push
+        "find . -name '*.py' -exec wc -l {} +",
+        "python3 tools/gen.py",
+        "git -c alias.st=status st",
+    ],
+)
+def test_commands_that_cannot_run_the_denied_one_still_run_in_bypass(command: str):
+    assert isinstance(decide(command, DENY_PUSH), Allow), command
+
+
+def test_an_ask_rule_sees_inside_runners_too():
+    decision = decide("bash -c 'npm publish'", "ask Bash(npm publish:*)", mode="acceptEdits")
+    assert isinstance(decision, Ask)
+    assert "npm publish" in decision.message
+
+
+def test_xargs_words_are_open_ended_and_find_names_unknown():
+    assert Inner(("git",), open_ended=True) in commands_run(("xargs", "git")).commands
+    found = commands_run(("find", ".", "-exec", "rm", "{}", ";")).commands
+    assert Inner(("rm", None)) in found
+
+
+_RUNNERS = st.sampled_from(
+    [
+        "bash -c {q}",
+        "sh -c {q}",
+        "eval {q}",
+        "env -S {q}",
+        "sudo {w}",
+        "timeout 9 nice -n 3 {w}",
+        "find . -exec {w} \\;",
+        "xargs -0 {w} < /dev/null",
+        "chronic {w}",
+        "unbuffer {w}",
+        "bash -c {qq}",
+    ]
+)
+_PROGRAMS = st.sampled_from(["rm -rf build", "git push", "npm publish", "curl example.com"])
+_EXTRA = st.lists(st.sampled_from(["-v", "x", "--force", "origin", "main"]), max_size=3)
+
+
+@given(_RUNNERS, _RUNNERS, _PROGRAMS, _EXTRA)
+def test_no_nesting_of_runners_lets_a_denied_command_through(
+    outer: str, inner: str, program: str, extra: list[str]
+):
+    command = " ".join([program, *extra])
+    for template in (inner, outer):
+        command = template.format(
+            q=shlex.quote(command), qq=shlex.quote(f"true; {command}"), w=command
+        )
+    decision = decide(command, f"deny Bash({program}:*)")
+    assert not isinstance(decision, Allow), command
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("bash -c 'cat .env'", Ask),  # a path handed to a program that may open it
+        ("python3 -c 'print(open(\".env\").read())'", Ask),
+        ("cat notes | bash", Ask),  # a script read from input may read anything
+        ("git config --list --blob HEAD:.env", Deny),  # read out of git's objects
+        ("tar cf - .", Ask),  # an archive reads the tree whole
+        ("git archive HEAD", Ask),
+        ("tar tf backup.tar", Allow),  # listing an archive reads only the archive
+        ("bash -c 'cat README.md'", Allow),
+        ("python3 tools/gen.py", Allow),
+    ],
+)
+def test_a_read_deny_rule_reaches_paths_that_runners_and_archivers_read(
+    command: str, expected: type
+):
+    decision = decide(command, "deny Read(.env)")
+    assert isinstance(decision, expected), (command, decision)
