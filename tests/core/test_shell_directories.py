@@ -5,7 +5,6 @@ shell left in /tmp can pass a path outside off as one inside."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -90,8 +89,15 @@ def test_every_part_is_judged_from_every_directory_a_cd_may_reach(project: Path)
     assert isinstance(decide("cd sub; cat notes.txt", project, rule), Deny)
     rule = f"deny Read(/{project}/sub/notes.txt)"
     assert isinstance(decide("cd sub || cat notes.txt", project, rule), Deny)
-    assert isinstance(decide("cd /etc && cat hostname", project, "deny Read(//etc/hostname)",
-                             mode="bypassPermissions"), Deny)
+    assert isinstance(
+        decide(
+            "cd /etc && cat hostname",
+            project,
+            "deny Read(//etc/hostname)",
+            mode="bypassPermissions",
+        ),
+        Deny,
+    )
 
 
 def test_a_shell_left_outside_the_project_makes_reads_ask(project: Path, tmp_path: Path):
@@ -120,7 +126,7 @@ async def test_the_chain_judges_from_where_the_last_command_left_the_shell(
         assert isinstance(await chain.decide(TOOL, read, context, NO_PRE_OUTCOME), Allow)
         # A person approved `cd ..`; the shell stays there for the next command.
         await TOOL.call(TOOL.parse_input({"command": "cd .."}), context, lambda _: None)
-        assert os.path.samefile(TOOL.shell_directory(context) or "", tmp_path)
+        assert TOOL.shell_directory(context) == tmp_path
         decision = await chain.decide(TOOL, read, context, NO_PRE_OUTCOME)
         assert isinstance(decision, Ask)
         assert "where it runs" in decision.message
