@@ -113,18 +113,19 @@ class CommandHookRunner:
 
     async def pre_tool_use(self, call: HookCall) -> PreToolUseOutcome:
         try:
-            runs, notes = await self._run("PreToolUse", call.tool_name, self._tool_payload(call))
+            payload = self._tool_payload("PreToolUse", call)
+            runs, notes = await self._run("PreToolUse", call.tool_name, payload)
             return _combine_pre(runs, notes)
         except Exception as error:  # a broken guard: the call asks, it never runs unguarded
             message = f"PreToolUse hooks failed ({error}); the call asks instead."
             return PreToolUseOutcome(permission="ask", reason=message, messages=(message,))
 
     async def post_tool_use(self, call: HookCall, response: Any) -> PostToolUseOutcome:
-        payload = {**self._tool_payload(call), "tool_response": response}
+        payload = {**self._tool_payload("PostToolUse", call), "tool_response": response}
         return await self._post("PostToolUse", call, payload)
 
     async def post_tool_use_failure(self, call: HookCall, error: str) -> PostToolUseOutcome:
-        payload = {**self._tool_payload(call), "error": error}
+        payload = {**self._tool_payload("PostToolUseFailure", call), "error": error}
         return await self._post("PostToolUseFailure", call, payload)
 
     async def run_event(self, event: HookEvent, payload: Mapping[str, Any]) -> EventHookOutcome:
@@ -166,9 +167,9 @@ class CommandHookRunner:
             "hook_event_name": event,
         }
 
-    def _tool_payload(self, call: HookCall) -> dict[str, Any]:
+    def _tool_payload(self, event: HookEvent, call: HookCall) -> dict[str, Any]:
         return {
-            **self._base_payload("PreToolUse"),
+            **self._base_payload(event),
             "tool_name": call.tool_name,
             "tool_input": call.tool_input,
             "tool_use_id": call.tool_use_id,

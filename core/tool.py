@@ -274,6 +274,12 @@ class Tool(Generic[InputT]):
     def map_result_to_tool_result_block(self, data: Any, tool_use_id: str) -> ToolResultBlock:
         return {"type": "tool_result", "tool_use_id": tool_use_id, "content": content_of(data)}
 
+    def hook_response(self, input: InputT, data: Any) -> Any:
+        """The `tool_response` a PostToolUse hook reads. Tools whose results hooks written for
+        the seeds' system inspect (Bash, Write, Edit, TodoWrite) give that system's shape;
+        the rest give their result data as it is."""
+        return data
+
     def matches_name(self, name: str) -> bool:
         return name == self.name or name in self.aliases
 

@@ -219,7 +219,8 @@ class _CallRun:
         post = NO_POST_OUTCOME
         if hook_call is not None:
             error_text = _text(block) if result.is_error else None
-            post = await self.post_hooks(hook_call, result, error_text)
+            response = self.hook_response(tool, parsed, result)
+            post = await self.post_hooks(hook_call, response, error_text)
             if post.updated_output is not None and tool.is_mcp:
                 block["content"] = self.map(tool, post.updated_output)["content"]
 
@@ -373,14 +374,22 @@ class _CallRun:
                 f"{tool.name} ran, but its result could not be read: {_described(error)}"
             ) from None
 
+    def hook_response(self, tool: AnyTool, parsed: Any, result: ToolResult) -> Any:
+        try:
+            return tool.hook_response(parsed, result.data)
+        except Exception as error:  # the hooks still run, with the data as it is
+            self.notice("error", f"{tool.name}'s result could not be shaped for hooks: {error}")
+            return result.data
+
     async def post_hooks(
-        self, hook_call: HookCall, result: ToolResult | None, error: str | None
+        self, hook_call: HookCall, response: Any, error: str | None
     ) -> PostToolUseOutcome:
+        """PostToolUse with the tool's `response`, or PostToolUseFailure with `error`."""
         hooks = self.services.hooks
         assert hooks is not None
         try:
             if error is None:
-                outcome = await hooks.post_tool_use(hook_call, result.data if result else None)
+                outcome = await hooks.post_tool_use(hook_call, response)
             else:
                 outcome = await hooks.post_tool_use_failure(hook_call, error)
         except Exception as failure:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from pydantic import Field
 
@@ -224,6 +225,26 @@ class Bash(Tool[BashInput]):
         elif policy is not None:
             data = replace(data, sandbox_note=explain(data.output, policy))
         return ToolResult(data, is_error=data.failed)
+
+    def hook_response(self, input: BashInput, data: Any) -> Any:
+        """The seeds' system's shape (`stdout`, `stderr`, `interrupted`, `isImage`); proctor
+        runs bash with both streams on one pipe, so all output is `stdout`."""
+        if not isinstance(data, BashOutput):
+            return data
+        response: dict[str, Any] = {
+            "stdout": data.output,
+            "stderr": "",
+            "interrupted": data.interrupted or data.timed_out,
+            "isImage": False,
+            "exitCode": data.exit_code,
+            "cwd": str(data.cwd) if data.cwd is not None else None,
+            "sandbox": data.sandbox,
+        }
+        if data.background_id is not None:
+            response["backgroundTaskId"] = data.background_id
+        if data.output_path is not None:
+            response["persistedOutputPath"] = str(data.output_path)
+        return response
 
     def map_result_to_tool_result_block(
         self, data: BashOutput, tool_use_id: str

@@ -22,6 +22,7 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import Field
 
@@ -52,6 +53,7 @@ from .files import (
     record_current,
     relative_path_problem,
     split_lines,
+    structured_patch,
     to_line_ending,
     unencodable_text,
     unified_diff,
@@ -137,6 +139,19 @@ class Edit(Tool[EditInput]):
         change = await asyncio.to_thread(edit_file, input, context.read_file_state)
         return failure(change) if isinstance(change, str) else ToolResult(data=change)
 
+    def hook_response(self, input: EditInput, data: Any) -> Any:
+        if not isinstance(data, FileChange):
+            return data
+        return {
+            "filePath": str(data.path),
+            "oldString": input.old_string,
+            "newString": input.new_string,
+            "originalFile": data.original,
+            "structuredPatch": structured_patch(data.diff),
+            "userModified": False,
+            "replaceAll": input.replace_all,
+        }
+
     def map_result_to_tool_result_block(
         self, data: FileChange | str, tool_use_id: str
     ) -> ToolResultBlock:
@@ -188,6 +203,7 @@ def edit_file(input: EditInput, state: ReadFileState) -> FileChange | str:
         replacements=planned.replacements,
         note=note,
         snippet=_snippet(planned),
+        original=planned.old_text,
     )
 
 

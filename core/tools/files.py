@@ -22,11 +22,12 @@ import codecs
 import contextlib
 import difflib
 import os
+import re
 import stat
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from ..file_state import ReadFileState
 from ..tool import ToolResult, ToolResultBlock
@@ -303,6 +304,34 @@ class FileChange:
     """Anything the model should know beyond "it worked" (quotes matched loosely, say)."""
     snippet: str = ""
     """Numbered lines around the change, for the model to check it without reading again."""
+    original: str | None = field(default=None, repr=False)
+    """The text before the change (None for a new file, or one that was not text): hooks
+    written for the seeds' system read it as `originalFile`."""
+
+
+_HUNK = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+
+
+def structured_patch(diff: str) -> list[dict[str, Any]]:
+    """A unified diff as the hunks hooks expect (`oldStart`, `oldLines`, `newStart`,
+    `newLines`, `lines`), the shape of the seeds' system's `structuredPatch`."""
+    hunks: list[dict[str, Any]] = []
+    for line in diff.split("\n"):
+        match = _HUNK.match(line)
+        if match is not None:
+            old_start, old_lines, new_start, new_lines = match.groups()
+            hunks.append(
+                {
+                    "oldStart": int(old_start),
+                    "oldLines": int(old_lines) if old_lines is not None else 1,
+                    "newStart": int(new_start),
+                    "newLines": int(new_lines) if new_lines is not None else 1,
+                    "lines": [],
+                }
+            )
+        elif hunks and line[:1] in (" ", "+", "-", "\\"):
+            hunks[-1]["lines"].append(line)
+    return hunks
 
 
 def unified_diff(path: Path, old: str, new: str, kind: ChangeKind) -> tuple[str, int, int]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
@@ -139,11 +139,24 @@ class TodoWrite(Tool[TodoWriteInput]):
         emit(context, TodosChanged(todos=new, agent_id=context.agent_id))
         return ToolResult(TodoWriteOutput(tuple(_todos_only(old)), new))
 
+    def hook_response(self, input: TodoWriteInput, data: Any) -> Any:
+        if not isinstance(data, TodoWriteOutput):
+            return data
+        return {
+            "oldTodos": [_as_sent(todo) for todo in data.old_todos],
+            "newTodos": [_as_sent(todo) for todo in data.new_todos],
+        }
+
     def map_result_to_tool_result_block(
         self, data: TodoWriteOutput | str, tool_use_id: str
     ) -> ToolResultBlock:
         content = data if isinstance(data, str) else render(data.new_todos)
         return {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
+
+
+def _as_sent(todo: Todo) -> dict[str, str]:
+    """A task with the field names the model sends (`activeForm`)."""
+    return {"content": todo.content, "status": todo.status, "activeForm": todo.active_form}
 
 
 def list_problem(input: TodoWriteInput) -> str | None:

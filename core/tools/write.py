@@ -18,6 +18,7 @@ import asyncio
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 from pydantic import Field
 
@@ -46,6 +47,7 @@ from .files import (
     os_error_text,
     record_current,
     relative_path_problem,
+    structured_patch,
     to_line_ending,
     unencodable_text,
     unified_diff,
@@ -105,6 +107,17 @@ class Write(Tool[WriteInput]):
         )
         return failure(change) if isinstance(change, str) else ToolResult(data=change)
 
+    def hook_response(self, input: WriteInput, data: Any) -> Any:
+        if not isinstance(data, FileChange):
+            return data
+        return {
+            "type": data.kind,
+            "filePath": str(data.path),
+            "content": input.content,
+            "structuredPatch": structured_patch(data.diff),
+            "originalFile": data.original,
+        }
+
     def map_result_to_tool_result_block(
         self, data: FileChange | str, tool_use_id: str
     ) -> ToolResultBlock:
@@ -134,6 +147,7 @@ def write_file(path: Path, content: str, state: ReadFileState) -> FileChange | s
         return problem
     existed = path.exists()
     old_text = ""
+    original: str | None = None  # the old text, when it was text
     encoding = UTF8
     note = ""
     if existed:
@@ -145,6 +159,7 @@ def write_file(path: Path, content: str, state: ReadFileState) -> FileChange | s
         decoded = decode_text(old) if len(old) <= MAX_EXISTING_BYTES else None
         if decoded is not None:
             old_text, encoding = decoded.text, decoded.encoding
+            original = old_text
             if decoded.line_ending == "\r\n" and "\r\n" not in content:
                 content = to_line_ending(content, "\r\n")
         else:
@@ -166,7 +181,10 @@ def write_file(path: Path, content: str, state: ReadFileState) -> FileChange | s
     record_current(path, state)
     kind: ChangeKind = "update" if existed else "create"
     diff, added, removed = unified_diff(path, old_text, content, kind)
-    return FileChange(path, kind, diff, added, removed, encoding.label, note=note)
+    original = old_text if existed else None
+    return FileChange(
+        path, kind, diff, added, removed, encoding.label, note=note, original=original
+    )
 
 
 def _error_text(path: Path, error: OSError | ValueError, doing: str) -> str:
