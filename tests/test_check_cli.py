@@ -84,3 +84,23 @@ def test_check_reports_the_settings_problems_it_decided_with(tmp_path: Path):
     assert "no tool named 'WebSearch'" in problem
     batch = run("--batch", stdin='{"tool": "Bash", "input": {"command": "ls"}}\n')
     assert "no tool named 'WebSearch'" in str(batch["settings_problems"])
+
+
+def test_a_reader_that_stops_early_ends_the_batch_quietly(tmp_path: Path):
+    """`proctor check --batch ... | head -1`: the closed pipe is not an error."""
+    request = json.dumps({"tool": "Bash", "input": {"command": "ls"}}) + "\n"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tui", "check", "--batch", "--isolated", "--cwd", str(tmp_path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.write(request.encode())
+    process.stdin.flush()
+    assert json.loads(process.stdout.readline())["behavior"] == "allow"
+    process.stdout.close()  # the reader is gone; more answers have nowhere to go
+    _, stderr = process.communicate(request.encode() * 5000)
+    assert process.returncode == 0
+    assert b"Traceback" not in stderr
