@@ -26,7 +26,7 @@ from .executor.lifecycle import format_input_error
 from .hooks import NO_PRE_OUTCOME
 from .permissions.context import PermissionMode, ToolPermissionContext
 from .permissions.decide import evaluate, prepare
-from .permissions.decision import DecidedBy, Deny, PermissionDecision
+from .permissions.decision import Ask, DecidedBy, Deny, PermissionDecision
 from .permissions.modes import MODE_LABELS, parse_mode
 from .permissions.sandboxing import SandboxView
 from .permissions.setup import permission_context_from
@@ -69,10 +69,12 @@ class CheckResult:
     mode: PermissionMode
     notes: tuple[str, ...] = field(default=())
     sandbox: SandboxKind | None = None
+    """For a command that would run (or run once approved): its sandbox ("none": outside)."""
     problems: tuple[str, ...] = ()
     """Problems in the settings files the decision was made with (file, line, what)."""
-    """For a command that would run (or run once approved): its sandbox ("none": outside)."""
     sandbox_reason: str = ""
+    suggestions: tuple[str, ...] = ()
+    """The rule "yes, and don't ask again" would keep, when the call asks."""
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -88,6 +90,7 @@ class CheckResult:
                 else {}
             ),
             **({"notes": list(self.notes)} if self.notes else {}),
+            **({"suggestions": list(self.suggestions)} if self.suggestions else {}),
             **({"settings_problems": list(self.problems)} if self.problems else {}),
         }
 
@@ -104,6 +107,8 @@ class CheckResult:
             lines.append(
                 f"  sandbox: {where} {SANDBOX_WORDS[self.sandbox]} ({self.sandbox_reason})"
             )
+        if self.suggestions:
+            lines.append(f"  don't ask again would keep: {', '.join(self.suggestions)}")
         lines += [f"  settings problem: {problem}" for problem in self.problems]
         lines += [f"  note: {note}" for note in self.notes]
         return "\n".join(lines)
@@ -221,6 +226,7 @@ class Checker:
             sandbox=policy.kind if policy is not None else None,
             sandbox_reason=policy.why if policy is not None else "",
             problems=problems,
+            suggestions=decision.suggestions if isinstance(decision, Ask) else (),
         )
 
 

@@ -31,6 +31,14 @@ def test_a_single_call_in_words_and_in_json(tmp_path: Path):
     assert answer["behavior"] == "allow" and answer["read_only"] and answer["concurrency_safe"]
 
 
+def test_the_rule_dont_ask_again_would_keep_is_shown(tmp_path: Path):
+    answer = json.loads(check("--json", "Bash", "python3 -m unittest", cwd=tmp_path).stdout)
+    assert answer["behavior"] == "ask"
+    assert answer["suggestions"] == ["Bash(python3 -m unittest:*)"]
+    words = check("Bash", "python3 -m unittest", cwd=tmp_path).stdout
+    assert "don't ask again would keep: Bash(python3 -m unittest:*)" in words
+
+
 def test_modes_change_the_answer(tmp_path: Path):
     edit = json.dumps({"file_path": str(tmp_path / "a.txt"), "content": "x"})
     assert json.loads(check("--json", "Write", edit, cwd=tmp_path).stdout)["behavior"] == "ask"

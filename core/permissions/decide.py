@@ -704,6 +704,13 @@ def suggest_rules(call: Call) -> tuple[str, ...]:
             rule = command_rule(command.argv, call.name, strip_safe_assignments(command) or "")
             if rule is not None and rule not in suggestions:
                 suggestions.append(rule)
+        commands = call.analysis.commands
+        if not suggestions and call.analysis.read_only and len(commands) == 1:
+            # A read that asks because it reaches outside: exactly this command, since a
+            # prefix (`cat /etc/hostname:*`) would also allow reading anything after it.
+            exact = " ".join((strip_safe_assignments(commands[0]) or "").split())
+            if exact and not any(char in exact for char in "*()"):
+                suggestions.append(f"{call.name}({exact})")
         return tuple(suggestions[:3])
     if isinstance(target, PathTarget):
         family = "Edit" if target.access == "edit" else "Read"

@@ -114,6 +114,7 @@ def test_path_rules_see_what_a_wrapper_changes(command: str, rule: str):
         ("npx eslint .", "Bash(npx eslint:*)"),
         ("timeout 60 npm test", "Bash(timeout 60 npm test)"),
         ("bash -c 'ls x'", "Bash(bash -c 'ls x')"),
+        ("cat /etc/hostname", "Bash(cat /etc/hostname)"),  # a read outside: exactly it
     ],
 )
 def test_the_suggested_rule_is_the_narrowest_a_person_would_reuse(command: str, suggested: str):
