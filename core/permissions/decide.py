@@ -54,6 +54,7 @@ from .decision import (
     Deny,
     PermissionDecision,
 )
+from .git_history import known_paths, repository_of
 from .globs import expand, is_glob
 from .match import (
     allowing_rule,
@@ -74,7 +75,7 @@ from .paths import (
     is_within,
     protected_part,
 )
-from .reach import reach_of, symlink_out
+from .reach import Reach, reach_of, symlink_out
 from .rules import parse_rule, rule_names_tool
 from .sandboxing import SandboxView, choose_sandbox
 from .shell_places import ShellPlaces, shell_places
@@ -382,7 +383,10 @@ def _shell_paths_hit(
         mentioned = mentioned or _mentioned_path_hit(call, index, path_rules, behavior)
         reach = reach_of(command, paths or ())
         seen += [("read", path) for path in reach.object_paths]
-        trees = (".",) if reach.tracked_files else reach.trees if reach.reads_content else ()
+        history = reach.history or reach.tracked_files  # what git holds, not the tree
+        if history and (found := _history_hit(call, index, reach, read_rules, behavior)):
+            return found
+        trees = reach.trees if reach.reads_content else ()
         trees = tuple(place for tree in trees for place in call.places(tree, index))
         for rule in read_rules:
             if any(_may_cover_below(rule, call, tree) for tree in trees):
@@ -401,6 +405,41 @@ def _shell_paths_hit(
             ):
                 return rule, True
     return mentioned
+
+
+def _history_hit(
+    call: Call, part: int, reach: Reach, rules: list[PermissionRule], behavior: RuleBehavior
+) -> tuple[PermissionRule, bool] | None:
+    """A git command printing content out of history (or every tracked file, `git grep`)
+    may print any path the repository holds or held, within its pathspec: a Read rule
+    covering one of those may cover it."""
+    if not rules:
+        return None
+    where = [p for d in reach.repository for p in call.places(d, part)]
+    limits = [
+        absolute(place, call.cwd)
+        for spec in reach.pathspec or ()
+        for place in call.places(spec, part)
+    ]
+    for directory in where or call.places(".", part):
+        if reach.tracked_files and repository_of(Path(directory)) is None:
+            # Outside a repository, `git grep` may search the directory itself, as grep -r
+            # does (`grep.fallbackToNoIndex`).
+            for rule in rules:
+                if _may_cover_below(rule, call, directory):
+                    return rule, False
+            continue
+        known = known_paths(Path(directory))
+        if known is None:
+            return rules[0], False
+        for path in known:
+            if limits and not any(is_within(path, limit) for limit in limits):
+                continue
+            target = PathTarget(path, "read")
+            for rule in rules:
+                if target_matches(rule, target, call.cwd, behavior):
+                    return rule, False
+    return None
 
 
 def _mentioned_path_hit(

@@ -8,7 +8,9 @@ decision chain judges such commands by what they can reach:
   allowed: it asks (the rule may cover what it reads, and the chain cannot tell);
 - a read that follows symlinks is outside the project if a symlink below its operands
   points outside (found by walking, bounded: a tree too big to walk counts as outside);
-- `REV:path` operands of git's readers are reads of that path.
+- `REV:path` operands of git's readers are reads of that path;
+- a git command printing content out of history (`git log -p`, `git show`) may print any
+  path the repository holds or held, which git_history.py lists.
 """
 
 from __future__ import annotations
@@ -30,7 +32,6 @@ _ALWAYS_RECURSIVE = frozenset({"rg", "ag", "ack", "find", "du", "tree"})
 _DEFAULT_DOT = frozenset({"rg", "ag", "ack", "find", "du", "tree"})
 _GREPS = frozenset({"grep", "egrep", "fgrep"})
 _CONTENT_READERS = frozenset({"rg", "ag", "ack"})
-_GIT_OBJECT_READERS = frozenset({"show", "cat-file"})
 # git commands that read (and print or pack) the content of every tracked file.
 _GIT_WHOLE_TREE_READERS = frozenset({"grep", "archive", "bundle", "fast-export"})
 
@@ -48,6 +49,13 @@ class Reach:
     """Paths it reads out of git's objects (`HEAD:.env`)."""
     tracked_files: bool = False
     """It reads every tracked file's content (`git grep`)."""
+    history: bool = False
+    """It prints file content out of git's history or index (`git log -p`, `git show`),
+    from any path the repository holds or held (core/permissions/git_history.py)."""
+    pathspec: tuple[str, ...] | None = None
+    """For `history`: the paths after `--` it is limited to; None when not limited."""
+    repository: tuple[str, ...] = ()
+    """For `history`: where git was pointed with `-C` (as written); () for where it runs."""
 
 
 def reach_of(command: SimpleCommand, operands: tuple[str, ...]) -> Reach:
@@ -79,6 +87,32 @@ def reach_of(command: SimpleCommand, operands: tuple[str, ...]) -> Reach:
     trees = operands or ((".",) if name in _DEFAULT_DOT or name in _GREPS else ())
     content = name in _GREPS or name in _CONTENT_READERS
     return Reach(trees=tuple(trees), reads_content=content, follows_symlinks=follows)
+
+
+# git commands that print file content from objects: whole diffs, blobs by name or hash.
+_GIT_HISTORY_PRINTERS = frozenset(
+    {"show", "diff", "diff-tree", "diff-index", "diff-files", "format-patch", "range-diff",
+     "cat-file", "stash"}
+)  # fmt: skip
+# log's flags that print file content (patches) or search it (pickaxe).
+_LOG_CONTENT_FLAGS = frozenset(
+    {"-p", "-u", "--patch", "-c", "--cc", "-m", "--full-diff", "-W", "--function-context",
+     "--binary", "--word-diff", "--color-words", "--textconv", "--ext-diff", "--patch-with-stat",
+     "--patch-with-raw", "--remerge-diff", "--diff-merges"}
+)  # fmt: skip
+_LOG_CONTENT_PREFIXES = ("-S", "-G", "-L", "-U", "--unified", "--word-diff", "--color-words",
+                         "--pickaxe", "--diff-merges", "--find-object")  # fmt: skip
+
+
+def _prints_history(sub: str, rest: tuple[str, ...]) -> bool:
+    if sub in _GIT_HISTORY_PRINTERS:
+        return True
+    if sub in ("log", "whatchanged", "reflog", "shortlog"):
+        flags = [word for word in rest if word.startswith("-")]
+        return sub == "whatchanged" or any(
+            flag in _LOG_CONTENT_FLAGS or flag.startswith(_LOG_CONTENT_PREFIXES) for flag in flags
+        )
+    return False
 
 
 def _archiver(name: str, args: tuple[str, ...]) -> Reach:
@@ -113,11 +147,23 @@ def _has(flags: list[str], *wanted: str) -> bool:
 
 
 def _git(args: tuple[str, ...]) -> Reach:
-    problem, sub, rest, _ = split_global(args)
+    problem, sub, rest, chdirs = split_global(args)
     if problem or sub is None:
         return Reach()
+    if _prints_history(sub, rest):
+        pathspec = tuple(rest[rest.index("--") + 1 :]) if "--" in rest else None
+        objects = tuple(
+            word.split(":", 1)[1]
+            for word in rest
+            if ":" in word and not word.startswith("-") and word.split(":", 1)[1]
+        )
+        return Reach(
+            object_paths=objects, history=True, pathspec=pathspec, repository=tuple(chdirs[-1:])
+        )
+    if sub == "grep" and any(w in ("--untracked", "--no-index") for w in rest):
+        return Reach(trees=(".",), reads_content=True)  # the work tree, like grep -r
     if sub in _GIT_WHOLE_TREE_READERS:
-        return Reach(tracked_files=True)
+        return Reach(tracked_files=True, repository=tuple(chdirs[-1:]))
     if sub == "config":
         blobs = [
             value.split(":", 1)[1]
@@ -126,13 +172,6 @@ def _git(args: tuple[str, ...]) -> Reach:
         ]
         blobs += [w.split(":", 1)[1] for w in rest if w.startswith("--blob=") and ":" in w]
         return Reach(object_paths=tuple(blobs))
-    if sub in _GIT_OBJECT_READERS:
-        paths = tuple(
-            word.split(":", 1)[1]
-            for word in rest
-            if ":" in word and not word.startswith("-") and word.split(":", 1)[1]
-        )
-        return Reach(object_paths=paths)
     return Reach()
 
 

@@ -1,0 +1,86 @@
+"""A Read deny rule holds against git printing file content out of its objects: `git log -p`,
+`git show`, `git diff --cached` may print any file the repository holds or ever held, so they
+ask when such a file is one the rule covers, and run when none is."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from core.hooks import NO_PRE_OUTCOME
+from core.permissions.context import ToolPermissionContext
+from core.permissions.decide import evaluate, prepare
+from core.permissions.decision import Allow, Ask, PermissionDecision
+from core.permissions.git_history import known_paths
+from core.permissions.rules import parse_rule
+from core.tools.bash import Bash
+
+TOOL = Bash()
+GIT = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", "-c", "commit.gpgsign=false"]
+
+
+def git(project: Path, *args: str) -> None:
+    subprocess.run([*GIT, *args], cwd=project, check=True, capture_output=True)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("print('hi')\n")
+    (root / ".gitignore").write_text(".env\n")
+    (root / ".env").write_text("TOKEN=1\n")
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "one")
+    return root
+
+
+def decide(command: str, project: Path) -> PermissionDecision:
+    permissions = ToolPermissionContext(rules=(parse_rule("Read(.env)", "deny"),))
+    call = prepare(TOOL, TOOL.parse_input({"command": command}), project, permissions)
+    return evaluate(call, NO_PRE_OUTCOME)
+
+
+HISTORY_PRINTERS = ["git log -p", "git show HEAD", "git diff HEAD~0", "git log -S TOKEN",
+                    "git diff --cached", "git cat-file -p 1a2b3c", "git grep TOKEN",
+                    "git grep TOKEN HEAD~0"]  # fmt: skip
+
+
+@pytest.mark.parametrize("command", HISTORY_PRINTERS)
+def test_history_that_never_held_the_file_can_be_read(command: str, project: Path):
+    assert isinstance(decide(command, project), Allow), command
+
+
+@pytest.mark.parametrize("command", HISTORY_PRINTERS)
+def test_history_that_held_the_file_once_asks(command: str, project: Path):
+    git(project, "add", "-f", ".env")
+    git(project, "commit", "-qm", "oops")
+    git(project, "rm", "-q", "--cached", ".env")
+    git(project, "commit", "-qm", "removed again")
+    decision = decide(command, project)
+    assert isinstance(decision, Ask), command
+    assert "Read(.env)" in decision.message
+
+
+def test_a_staged_file_is_held_too_and_the_list_follows_the_index(project: Path):
+    assert isinstance(decide("git diff --cached", project), Allow)
+    git(project, "add", "-f", ".env")  # the index changes: the list is taken again
+    assert isinstance(decide("git diff --cached", project), Ask)
+    assert project / ".env" in (known_paths(project) or ())
+
+
+def test_commands_that_print_no_content_or_are_limited_elsewhere_run(project: Path):
+    git(project, "add", "-f", ".env")
+    git(project, "commit", "-qm", "oops")
+    for command in ("git log --oneline", "git log -p -- src", "git show HEAD -- src/app.py",
+                    "git status"):  # fmt: skip
+        assert isinstance(decide(command, project), Allow), command
+
+
+def test_git_grep_of_the_work_tree_is_a_recursive_read(project: Path):
+    # .env is ignored and never held, but --untracked and --no-index search the tree itself.
+    for command in ("git grep --untracked TOKEN", "git grep --no-index TOKEN"):
+        assert isinstance(decide(command, project), Ask), command
