@@ -389,11 +389,17 @@ def _redirect(walk: Walk, node: Node) -> Redirect:
     kind = node.type
     if kind == "heredoc_redirect":
         operator = "<<"
+        delimiter: str | None = None
         for child in node.children:
             if not child.is_named and child.type.startswith("<<"):
                 operator = child.type
+            elif child.type == "heredoc_start":
+                delimiter = _heredoc_delimiter(walk, child)
             elif child.type == "heredoc_body":
                 _heredoc(walk, child)
+                _heredoc_ends_early(walk, child, delimiter, strip_tabs=operator == "<<-")
+            elif child.type == "heredoc_end":
+                _heredoc_end(walk, child, delimiter, strip_tabs=operator == "<<-")
             elif child.is_named and child.type not in ("heredoc_start", "heredoc_end"):
                 # A pipeline or list after the here-doc marker: `cat <<EOF | rm x`.
                 _statement(walk, child, ())
@@ -431,6 +437,49 @@ def _redirect(walk: Walk, node: Node) -> Redirect:
     if target is None or not target:
         walk.problems.append(f"the output redirection `{walk.text(node)}` is not a static file")
     return Redirect(written, target or None, True)
+
+
+_PLAIN_DELIMITER = re.compile(r"[A-Za-z0-9_.,:+@%/-]+")
+
+
+def _heredoc_delimiter(walk: Walk, node: Node) -> str | None:
+    """The line that ends the document as bash sees it: the delimiter with its quotes
+    removed. tree-sitter ends the document at the delimiter as written, so any quoting
+    but a whole-word `'EOF'`, `"EOF"` or `\\EOF` (and any `$`) could make the two end it
+    at different lines: those are refused."""
+    written = walk.text(node)
+    for opening, closing in (("'", "'"), ('"', '"'), ("\\", "")):
+        if written.startswith(opening) and written.endswith(closing) and len(written) > 1:
+            inner = written[len(opening) : len(written) - len(closing)]
+            if _PLAIN_DELIMITER.fullmatch(inner):
+                return inner
+    if _PLAIN_DELIMITER.fullmatch(written):
+        return written
+    walk.unknown = walk.unknown or f"here-document delimiter {written}"
+    return None
+
+
+def _heredoc_end(walk: Walk, node: Node, delimiter: str | None, *, strip_tabs: bool) -> None:
+    """bash ends a document only at a line that is exactly its delimiter (after leading
+    tabs, for `<<-`); tree-sitter also accepts surrounding blanks. Where they could
+    disagree, the command is refused."""
+    if delimiter is None:
+        return
+    source = walk.source
+    start = source.rfind(b"\n", 0, node.start_byte) + 1
+    end = source.find(b"\n", node.end_byte)
+    line = source[start : end if end >= 0 else len(source)].decode("utf-8", "replace")
+    if strip_tabs:
+        line = line.lstrip("\t")
+    if line != delimiter:
+        walk.unknown = walk.unknown or f"here-document end `{line.strip()}`"
+
+
+def _heredoc_ends_early(walk: Walk, node: Node, delimiter: str | None, *, strip_tabs: bool) -> None:
+    """A body line bash would take for the end: the rest is commands to bash."""
+    for line in walk.text(node).split("\n"):
+        if delimiter is not None and (line.lstrip("\t") if strip_tabs else line) == delimiter:
+            walk.unknown = walk.unknown or f"here-document line `{line.strip()}`"
 
 
 def _heredoc(walk: Walk, node: Node) -> None:

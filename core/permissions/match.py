@@ -145,6 +145,8 @@ def bash_rule_may_hit(
     specified = [r for r in rules if r.content is not None]
     if not specified or analysis.read_only:
         return None
+    if not analysis.ok:
+        return specified[0]  # not parsed as bash will run it: the parts may be anything
     for command in analysis.commands:
         runs = command_runs(analysis, command)
         if runs.unseen:

@@ -33,18 +33,21 @@ def delimiters(draw: st.DrawFn) -> tuple[str, str]:
 
 _LINES = st.sampled_from(
     ["hello", "$(touch from-body)", "`touch from-backquote`", "EOF", "END", "e", "X_1",
-     "'EOF'", '"END"', "\\EOF", "EOF ", "\tEOF", "touch from-line"]
+     "'EOF'", '"END"', "\\EOF", "EOF ", " EOF", " e", "\tEOF", "\tEND", "touch from-line"]
 )  # fmt: skip
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(delimiters(), st.booleans(), st.lists(_LINES, max_size=4), st.lists(_LINES, max_size=3))
 def test_what_the_analysis_calls_read_only_leaves_no_trace_when_bash_runs_it(
     delimiter: tuple[str, str], strip_tabs: bool, body: list[str], after: list[str]
 ):
     written, ending = delimiter
     operator = "<<-" if strip_tabs else "<<"
-    command = "\n".join([f"cat {operator}{written}", *body, ending, *after, "touch after-end"])
+    # The delimiter as written closes it again at the end: a parser that waits for that
+    # line sees everything between as the document (bash ends it at `ending`).
+    lines = [f"cat {operator}{written}", *body, ending, *after, "touch after-end", written]
+    command = "\n".join(lines)
     if not analyze(command).read_only:
         return
     with tempfile.TemporaryDirectory() as scratch:
