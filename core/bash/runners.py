@@ -81,11 +81,15 @@ class Inner:
 class Runs:
     commands: tuple[Inner, ...] = ()
     unseen: str = ""  # why some command it runs cannot be named; "" when all are named
+    scripts: tuple[str, ...] = ()
+    """Strings it runs as Bash scripts (`bash -c STRING`, `eval`, `trap`, a `!` git alias):
+    the decision chain judges each as a command of its own, paths and all."""
 
 
 def commands_run(argv: tuple[str, ...], depth: int = 0) -> Runs:
     """Every command `argv` runs besides itself, through wrappers and runners, recursively."""
     found: list[Inner] = []
+    scripts: list[str] = []
     unseen = ""
     current: tuple[str, ...] | None = argv
     for _ in range(32):
@@ -93,19 +97,47 @@ def commands_run(argv: tuple[str, ...], depth: int = 0) -> Runs:
             break
         runs = _runs_once(current, depth)
         found += runs.commands
+        scripts += runs.scripts
         unseen = unseen or runs.unseen
         for inner in runs.commands:
-            exact = inner.exact
-            if exact is not None and depth < _MAX_DEPTH:
-                deeper = commands_run(exact, depth + 1)
-                found += deeper.commands
-                unseen = unseen or deeper.unseen
-            elif exact is not None:
+            if depth >= _MAX_DEPTH:
                 unseen = unseen or "commands are nested too deeply to follow"
+                break
+            deeper = _runs_of_inner(inner, depth + 1)
+            found += deeper.commands
+            scripts += deeper.scripts
+            unseen = unseen or deeper.unseen
         current = unwrap_once(current)
         if current is not None:
             found.append(Inner(current))
-    return Runs(tuple(found), unseen)
+    return Runs(tuple(found), unseen, tuple(scripts))
+
+
+_UNKNOWN_WORD = "\x00"  # stands for a word known only when it runs; no real word has a NUL
+
+
+def _runs_of_inner(inner: Inner, depth: int) -> Runs:
+    """What an inner command runs in turn. Its unknown words (`{}`, xargs' input) stand in
+    as a word nothing matches, so `find -exec sh -c 'git push' _ {} +` is still looked
+    into; an unknown program is a command nobody can name."""
+    if not inner.words or inner.words[0] is None:
+        return Runs(unseen="a command whose program is known only when it runs")
+    if (exact := inner.exact) is not None:
+        # Fully known (`find -exec cat .env ;`, `env -S 'cat .env'`): judged as a command
+        # line of its own, paths included.
+        runs = commands_run(exact, depth)
+        return Runs(runs.commands, runs.unseen, (*runs.scripts, shlex.join(exact)))
+    words = tuple(_UNKNOWN_WORD if word is None else word for word in inner.words)
+    runs = commands_run(words, depth)
+    commands = tuple(
+        Inner(tuple(None if w == _UNKNOWN_WORD else w for w in c.words), c.open_ended)
+        for c in runs.commands
+    )
+    scripts = tuple(script for script in runs.scripts if _UNKNOWN_WORD not in script)
+    unseen = runs.unseen
+    if len(scripts) < len(runs.scripts):
+        unseen = unseen or "a script made of words known only when it runs"
+    return Runs(commands, unseen, scripts)
 
 
 def _runs_once(argv: tuple[str, ...], depth: int) -> Runs:
@@ -133,6 +165,8 @@ def _script(text: str, depth: int, what: str) -> Runs:
 
     if depth >= _MAX_DEPTH:
         return Runs(unseen=f"{what} runs commands nested too deeply to follow")
+    if _UNKNOWN_WORD in text:
+        return Runs(unseen=f"{what} runs a script made of words known only when it runs")
     analysis = analyze(text)
     if not analysis.ok and not analysis.commands:
         return Runs(unseen=f"{what} runs a script that cannot be read ({analysis.reason})")
@@ -147,7 +181,7 @@ def _script(text: str, depth: int, what: str) -> Runs:
             for word in command.argv
         )
         found.append(Inner(words))
-    return Runs(tuple(found), unseen)
+    return Runs(tuple(found), unseen, (text,))
 
 
 def _shell(argv: tuple[str, ...], depth: int) -> Runs:
@@ -249,6 +283,8 @@ def _git(argv: tuple[str, ...], depth: int) -> Runs:
     if found.unknown or not found.operands:
         return Runs()  # _spellings in match.py reads unknown global options both ways
     sub, rest = found.operands[0], tuple(found.rest)
+    if sub == _UNKNOWN_WORD:
+        return Runs()  # already an unknown subcommand (see the end of this function)
     for flag, value in reversed(found.options):
         if flag == "--config-env" and value and value.lower().startswith(f"alias.{sub}="):
             return Runs(unseen=f"git runs the alias `{sub}` taken from the environment")

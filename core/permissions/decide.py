@@ -312,9 +312,12 @@ def _evaluate(call: Call, hook: PreToolUseOutcome, own: PermissionResult) -> Per
     return decide_by_mode(call)
 
 
-def find_rule(call: Call, behavior: RuleBehavior) -> tuple[PermissionRule, bool] | None:
+def find_rule(
+    call: Call, behavior: RuleBehavior, depth: int = 0
+) -> tuple[PermissionRule, bool] | None:
     """The deny (or ask) rule covering this call, and whether it surely does. A specifier
-    rule for this tool that the call cannot be checked against is a rule that may cover it."""
+    rule for this tool that the call cannot be checked against is a rule that may cover it.
+    A script a command runs (`bash -c '...'`) is judged as a call of its own (`depth` deep)."""
     if not call.permissions.rules:
         return None  # the common case: skip building per-behaviour lists on every call
     rules = call.permissions.rules_with(behavior)
@@ -336,6 +339,9 @@ def find_rule(call: Call, behavior: RuleBehavior) -> tuple[PermissionRule, bool]
         own_rules = [r for r in rules if r.tool_name == call.name and r.content is not None]
         if hit := bash_rule_hits(own_rules, call.analysis, behavior):
             return hit, True
+        inner = _scripts_hit(call, behavior, depth)
+        if inner is not None and inner[1]:
+            return inner
         for command in call.analysis.commands:
             # Words known only when bash runs (`git {push,x}`, `$g push`) may spell what a
             # rule names, and so may a glob that matches its words (`git pus?`).
@@ -346,7 +352,42 @@ def find_rule(call: Call, behavior: RuleBehavior) -> tuple[PermissionRule, bool]
             return maybe, False
         if found := _shell_paths_hit(call, rules, behavior):
             return found
+        if inner is not None:
+            return inner
     return (uncertain, False) if uncertain else None
+
+
+_MAX_SCRIPT_DEPTH = 6
+
+
+def _scripts_hit(
+    call: Call, behavior: RuleBehavior, depth: int
+) -> tuple[PermissionRule, bool] | None:
+    """Rules hit by the scripts the parts run (`bash -c 'cat .env'`, `eval "rm x"`), each
+    judged as a command of its own, from every directory its part may run in."""
+    assert call.analysis is not None
+    maybe: tuple[PermissionRule, bool] | None = None
+    for index, command in enumerate(call.analysis.commands):
+        for script in command_runs(call.analysis, command).scripts:
+            if depth >= _MAX_SCRIPT_DEPTH:
+                rules = call.permissions.rules_with(behavior)
+                return (rules[0], False) if rules else None
+            analysis = analyze(script)
+            for start in call.shell.of(index, call.cwd) if call.shell else (call.cwd,):
+                inner = Call(
+                    call.tool,
+                    call.input,
+                    call.cwd,
+                    call.permissions,
+                    CommandTarget(script),
+                    analysis,
+                    shell_places(analysis, start),
+                )
+                found = find_rule(inner, behavior, depth + 1)
+                if found is not None and found[1]:
+                    return found
+                maybe = maybe or found
+    return maybe
 
 
 def _shell_paths_hit(

@@ -148,7 +148,10 @@ def test_no_nesting_of_runners_lets_a_denied_command_through(
 @pytest.mark.parametrize(
     ("command", "expected"),
     [
-        ("bash -c 'cat .env'", Ask),  # a path handed to a program that may open it
+        ("bash -c 'cat .e\"\"nv'", Deny),  # the script is judged as a command line
+        ("env -S 'cat .env'", Deny),
+        ("find . -exec cat .env \\;", Deny),
+        ("python3 -c 'open(\".env\")'", Ask),  # a path handed to a program that may open it
         ("python3 -c 'print(open(\".env\").read())'", Ask),
         ("cat notes | bash", Ask),  # a script read from input may read anything
         ("git config --list --blob HEAD:.env", Deny),  # read out of git's objects
