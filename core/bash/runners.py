@@ -20,7 +20,7 @@ are not looked into: a rule speaks about command lines, and the README says so.
 
 from __future__ import annotations
 
-import re
+import os
 import shlex
 from dataclasses import dataclass
 
@@ -141,13 +141,19 @@ def _runs_of_inner(inner: Inner, depth: int) -> Runs:
 
 
 def _runs_once(argv: tuple[str, ...], depth: int) -> Runs:
-    name = base_name(argv[0])
+    # Any path to a runner counts (`/usr/bin//bash`, `./bash`): whatever it is, it is
+    # given a script.
+    name = os.path.basename(os.path.normpath(argv[0])) if argv[0] else ""
+    if name == "busybox" and len(argv) > 1:
+        return _runs_once(argv[1:], depth)  # `busybox sh -c ...`: the applet runs
     if name in SHELLS:
         return _shell(argv, depth)
     if name == "eval":
         return _script(" ".join(argv[1:]), depth, "eval")
-    if name == "trap" and len(argv) > 2 and not argv[1].startswith("-"):
-        return _script(argv[1], depth, "trap")
+    if name == "trap":
+        return _trap(argv, depth)
+    if name in (".", "source") and len(argv) > 1 and argv[1] in _STDIN_FILES:
+        return Runs(unseen=f"{name} {argv[1]} reads its commands from input")
     if name == "env":
         return _env(argv, depth)
     if name == "xargs":
@@ -157,6 +163,22 @@ def _runs_once(argv: tuple[str, ...], depth: int) -> Runs:
     if name == "git":
         return _git(argv, depth)
     return Runs()
+
+
+# Script files that are really standard input (`bash /dev/stdin <<< "..."`).
+_STDIN_FILES = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
+
+
+def _trap(argv: tuple[str, ...], depth: int) -> Runs:
+    """`trap [-lp] [--] ACTION SIGNAL...` runs ACTION as a script when the signal comes."""
+    words = list(argv[1:])
+    while words and words[0] in ("-l", "-p", "-lp", "-pl"):
+        words.pop(0)
+    if words and words[0] == "--":
+        words.pop(0)
+    if len(words) < 2 or words[0] == "-":
+        return Runs()  # listing, or resetting to the default
+    return _script(words[0], depth, "trap")
 
 
 def _script(text: str, depth: int, what: str) -> Runs:
@@ -197,7 +219,9 @@ def _shell(argv: tuple[str, ...], depth: int) -> Runs:
             break
         index += 1
         if word.startswith("--"):
-            continue  # bash's long options (--norc, --login...) take no value
+            if word in ("--rcfile", "--init-file"):
+                index += 1  # the only long options that take a value
+            continue
         letters = word[1:]
         if "c" in letters:
             command_string = True
@@ -209,38 +233,67 @@ def _shell(argv: tuple[str, ...], depth: int) -> Runs:
         if index >= len(argv):
             return Runs(unseen=f"{base_name(argv[0])} -c has no command string")
         return _script(argv[index], depth, base_name(argv[0]))
-    if index >= len(argv):
+    if index >= len(argv) or argv[index] in _STDIN_FILES:
         return Runs(unseen=f"{base_name(argv[0])} reads its commands from input")
     return Runs()  # a script file: not looked into (see the module docstring)
 
 
-_ENV_SPLIT = re.compile(r"^(?:-S|--split-string=?)(.*)$", re.DOTALL)
+# env's options: (name, takes a value). GNU accepts any unambiguous prefix of a long one.
+_ENV_LONG = {"--split-string": True, "--unset": True, "--chdir": True, "--argv0": True,
+             "--ignore-environment": False, "--null": False, "--debug": False,
+             "--block-signal": False, "--default-signal": False, "--ignore-signal": False,
+             "--list-signal-handling": False}  # fmt: skip
+_ENV_SHORT = {"S": True, "u": True, "C": True, "a": True, "i": False, "0": False, "v": False}
 
 
 def _env(argv: tuple[str, ...], depth: int) -> Runs:
     """`env -S 'git push'` splits its string into the command's words."""
-    for index, word in enumerate(argv[1:], start=1):
-        if not word.startswith("-"):
-            return Runs()  # an assignment or the command: unwrap_once handles those
-        match = _ENV_SPLIT.match(word)
-        if match is None and word.startswith("-") and "S" in word[1:] and not word.startswith("--"):
-            return Runs(unseen="env -S in a cluster of options is not followed")
-        if match is None:
+    index = 1
+    while index < len(argv):
+        word = argv[index]
+        index += 1
+        if word == "--" or not word.startswith("-") or word == "-":
+            return Runs()  # assignments and the command: unwrap_once handles those
+        if word.startswith("--"):
+            name, eq, value = word.partition("=")
+            matches = [long for long in _ENV_LONG if long.startswith(name) and len(name) > 2]
+            if len(matches) != 1:
+                return Runs(unseen=f"env's option `{word}` is not one this check knows")
+            if not _ENV_LONG[matches[0]]:
+                continue
+            if not eq:
+                if index >= len(argv):
+                    return Runs(unseen=f"env's option `{word}` has no value")
+                value, index = argv[index], index + 1
+            if matches[0] == "--split-string":
+                return _split(value, argv[index:])
             continue
-        text = match.group(1)
-        rest = argv[index + 1 :]
-        if not text and word in ("-S", "--split-string"):
-            if not rest:
-                return Runs(unseen="env -S has no string")
-            text, rest = rest[0], rest[1:]
-        if any(char in text for char in "$`\\"):
-            return Runs(unseen="env -S expands variables and escapes in its string")
-        try:
-            words = tuple(shlex.split(text))
-        except ValueError:
-            return Runs(unseen="env -S has a string that cannot be split")
-        return Runs((Inner((*words, *rest)),)) if words or rest else Runs()
+        for position, letter in enumerate(word[1:], start=2):
+            takes = _ENV_SHORT.get(letter)
+            if takes is None:
+                return Runs(unseen=f"env's option `-{letter}` is not one this check knows")
+            if not takes:
+                continue
+            value = word[position:]
+            if not value:
+                if index >= len(argv):
+                    return Runs(unseen=f"env's option `-{letter}` has no value")
+                value, index = argv[index], index + 1
+            if letter == "S":
+                return _split(value, argv[index:])
+            break
     return Runs()
+
+
+def _split(text: str, rest: tuple[str, ...]) -> Runs:
+    """The words `env -S TEXT REST...` runs."""
+    if any(char in text for char in "$`\\"):
+        return Runs(unseen="env -S expands variables and escapes in its string")
+    try:
+        words = tuple(shlex.split(text))
+    except ValueError:
+        return Runs(unseen="env -S has a string that cannot be split")
+    return Runs((Inner((*words, *rest)),)) if words or rest else Runs()
 
 
 def _xargs(argv: tuple[str, ...]) -> Runs:
