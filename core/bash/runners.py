@@ -24,6 +24,7 @@ import os
 import shlex
 from dataclasses import dataclass
 
+from core.bash.commands import READ_ONLY
 from core.bash.flags import scan
 from core.bash.git import GLOBAL
 from core.bash.wrappers import WRAPPERS, base_name, unwrap_once
@@ -33,29 +34,42 @@ _MAX_DEPTH = 6
 
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox", "fish", "rbash"})
 
-# git's own commands (`git --list-cmds=main` on git 2.39, and later additions): git ignores
-# an alias named like one of them, so anything else after `git` may be an alias.
+# Commands git runs itself, so an alias can never stand in for them: its builtins (git
+# 2.39's `git --list-cmds=builtins`, and later ones) and the scripts every git package
+# ships. Any other word after `git` may be an alias (`git svn` is one when git-svn is not
+# installed), so it may be any git command at all.
 GIT_COMMANDS = frozenset(
     """
-    add am annotate apply archive bisect blame branch bugreport bundle cat-file check-attr
-    check-ignore check-mailmap check-ref-format checkout checkout-index cherry cherry-pick
-    citool clean clone column commit commit-graph commit-tree config count-objects
-    credential credential-cache credential-store daemon describe diagnose diff diff-files
+    add am annotate apply archive backfill bisect blame branch bugreport bundle cat-file
+    check-attr check-ignore check-mailmap check-ref-format checkout checkout-index cherry
+    cherry-pick clean clone column commit commit-graph commit-tree config count-objects
+    credential credential-cache credential-store describe diagnose diff diff-files
     diff-index diff-tree difftool fast-export fast-import fetch fetch-pack filter-branch
     fmt-merge-msg for-each-ref for-each-repo format-patch fsck fsck-objects gc
-    get-tar-commit-id grep gui hash-object help hook http-backend http-fetch http-push
-    imap-send index-pack init init-db instaweb interpret-trailers last-modified log ls-files
-    ls-remote ls-tree mailinfo mailsplit maintenance merge merge-base merge-file merge-index
-    merge-one-file merge-tree mergetool mktag mktree multi-pack-index mv name-rev notes p4
-    pack-objects pack-redundant pack-refs patch-id prune prune-packed pull push quiltimport
-    range-diff read-tree rebase receive-pack reflog refs remote repack replace replay
-    request-pull rerere reset restore rev-list rev-parse revert rm send-email send-pack
-    shortlog show show-branch show-index show-ref sparse-checkout stage stash status
-    stripspace submodule subtree svn switch symbolic-ref tag unpack-file unpack-objects
+    get-tar-commit-id grep hash-object help hook index-pack init init-db interpret-trailers
+    last-modified log ls-files ls-remote ls-tree mailinfo mailsplit maintenance merge
+    merge-base merge-file merge-index merge-octopus merge-one-file merge-ours
+    merge-recursive merge-recursive-ours merge-recursive-theirs merge-resolve merge-subtree
+    merge-tree mergetool mktag mktree multi-pack-index mv name-rev notes pack-objects
+    pack-redundant pack-refs patch-id pickaxe prune prune-packed pull push quiltimport
+    range-diff read-tree rebase receive-pack reflog refs remote remote-ext remote-fd repack
+    replace replay repo request-pull rerere reset restore rev-list rev-parse revert rm
+    send-pack shortlog show show-branch show-index show-ref sparse-checkout stage stash
+    status stripspace submodule switch symbolic-ref tag unpack-file unpack-objects
     update-index update-ref update-server-info upload-archive upload-pack var verify-commit
     verify-pack verify-tag version whatchanged worktree write-tree
     """.split()  # noqa: SIM905 - a word list reads better than 150 quoted strings
 )
+
+# git settings that name no program (others, like core.pager or diff.*.textconv, can).
+_GIT_SAFE_KEYS = (
+    "color.", "advice.", "log.", "user.", "i18n.", "init.", "column.", "format.", "pretty.",
+    "blame.", "grep.", "status.", "branch.", "push.", "pull.", "fetch.", "commit.", "tag.",
+    "merge.conflictstyle", "core.quotepath", "core.abbrev", "core.autocrlf", "core.safecrlf",
+    "core.eol", "core.filemode", "core.ignorecase", "core.precomposeunicode", "safe.directory",
+    "diff.renames", "diff.algorithm", "diff.noprefix", "diff.mnemonicprefix", "diff.context",
+    "diff.colormoved", "rebase.autosquash", "rebase.autostash",
+)  # fmt: skip
 
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _XARGS_REPLACE = frozenset({"-I", "--replace", "-i"})
@@ -162,7 +176,106 @@ def _runs_once(argv: tuple[str, ...], depth: int) -> Runs:
         return _find(argv)
     if name == "git":
         return _git(argv, depth)
-    return Runs()
+    if why := _runs_code(name, argv):
+        return Runs(unseen=why)
+    return _suffixes(argv, depth)
+
+
+def _runs_code(name: str, argv: tuple[str, ...]) -> str:
+    """Why this command runs code the analysis cannot read, or ""."""
+    args = argv[1:]
+    if name in _ALWAYS_CODE:
+        return f"{name} runs code or commands given as text"
+    flags = _INLINE_CODE.get(name.rstrip("0123456789.") if name.startswith("python") else name)
+    if flags and any(_is_flag(arg, flag) for arg in args for flag in flags):
+        return f"{name} runs code given on its command line"
+    if name in _CODE_BUILTINS and any(c in arg for arg in args for c in "$`["):
+        return f"{name} evaluates its arguments, which can run commands"
+    return ""
+
+
+# Programs whose whole purpose is to run code or command text they are given (they are
+# only here when the analysis did not find them read-only: awk and sed programs with
+# system(), `e` or pipes; shells on other machines; multiplexers).
+_ALWAYS_CODE = frozenset(
+    {"awk", "gawk", "mawk", "nawk", "sed", "gsed", "script", "flock", "su",
+     "runuser", "ssh", "tmux", "screen", "parallel", "expect", "alias", "complete", "compgen",
+     "bind", "fc", "enable", "mapfile", "readarray", "osascript", "pwsh", "nsenter",
+     "unshare", "chroot", "setpriv", "firejail", "doas", "pkexec", "systemd-run", "at",
+     "batch", "crontab", "vim", "vi", "nvim", "emacs", "gdb", "lldb", "strace", "ltrace"}
+)  # fmt: skip
+# Interpreters and the options that hand them code as text.
+_INLINE_CODE: dict[str, frozenset[str]] = {
+    "python": frozenset({"-c"}),
+    "node": frozenset({"-e", "-p", "--eval", "--print"}),
+    "nodejs": frozenset({"-e", "-p", "--eval", "--print"}),
+    "deno": frozenset({"eval"}),
+    "bun": frozenset({"-e", "--eval", "-p", "--print"}),
+    "php": frozenset({"-r"}),
+    "perl": frozenset({"-e", "-E"}),
+    "ruby": frozenset({"-e"}),
+    "lua": frozenset({"-e"}),
+    "Rscript": frozenset({"-e"}),
+    "tclsh": frozenset({"-c"}),
+    "make": frozenset({"--eval", "-E"}),
+}
+# Builtins that evaluate their words as arithmetic or as names (an array subscript runs
+# its command substitutions): any `$`, backquote or `[` in them may run a command.
+_CODE_BUILTINS = frozenset(
+    {"let", "declare", "typeset", "local", "readonly", "export", "printf", "read", "unset",
+     "test", "[", "[[", "shopt", "set", "wait", "getopts"}
+)  # fmt: skip
+_RUNNER_NAMES = SHELLS | {"eval", "env", "xargs", "find", "git", "busybox", "trap"}
+
+
+def _is_flag(word: str, flag: str) -> bool:
+    """`-c` given alone, in a cluster (`-Bc`) or attached (`-cCODE`); `--eval` or `--eval=`."""
+    if flag.startswith("--") or not flag.startswith("-"):
+        return word == flag or word.startswith(flag + "=")
+    return word.startswith("-") and not word.startswith("--") and flag[1] in word[1:]
+
+
+# Variables that make the shell or the program run other code (`BASH_ENV`, `PS4` with a
+# substitution under `set -x`, `GIT_EXTERNAL_DIFF`, `LD_PRELOAD`, a `PATH` that decides
+# which program a name is).
+_CODE_VARS = frozenset(
+    {"PATH", "BASH_ENV", "ENV", "PS0", "PS1", "PS2", "PS4", "PROMPT_COMMAND", "PAGER",
+     "MANPAGER", "EDITOR", "VISUAL", "SHELL", "PYTHONSTARTUP", "PYTHONPATH", "PYTHONHOME",
+     "NODE_OPTIONS", "NODE_PATH", "PERL5OPT", "PERL5LIB", "RUBYOPT", "RUBYLIB", "IFS",
+     "SSH_ASKPASS", "SUDO_ASKPASS", "LESSOPEN", "LESSCLOSE", "BROWSER", "TERMINAL"}
+)  # fmt: skip
+
+
+def assignments_run(assignments: tuple[str, ...]) -> str:
+    """Why these `NAME=value` words may make a command run code nobody named, or ""."""
+    for word in assignments:
+        name = word.partition("=")[0].rstrip("+")
+        if name in _CODE_VARS or name.startswith(("GIT_", "LD_", "DYLD_", "BASH_FUNC_")):
+            return f"setting {name} can make the command run other programs"
+    return ""
+
+
+def _suffixes(argv: tuple[str, ...], depth: int) -> Runs:
+    """A program proctor does not know may run the words after it as a command (`chronic
+    git push`, `doas sh -c '...'`): each run of words that starts like a command is one it
+    may run, and a runner among them is looked into."""
+    table = READ_ONLY.get(os.path.basename(argv[0]))
+    if table is not None and not table.check:
+        return Runs()  # a program with a flag table treats its words as data
+    found: list[Inner] = []
+    scripts: list[str] = []
+    unseen = ""
+    for start in range(1, len(argv)):
+        word = argv[start]
+        if word.startswith("-") or "=" in word or word == _UNKNOWN_WORD:
+            continue
+        found.append(Inner(argv[start:], open_ended=True))
+        if os.path.basename(os.path.normpath(word)) in _RUNNER_NAMES and depth < _MAX_DEPTH:
+            runs = commands_run(argv[start:], depth + 1)
+            found += runs.commands
+            scripts += runs.scripts
+            unseen = unseen or runs.unseen
+    return Runs(tuple(found), unseen, tuple(scripts))
 
 
 # Script files that are really standard input (`bash /dev/stdin <<< "..."`).
@@ -338,6 +451,10 @@ def _git(argv: tuple[str, ...], depth: int) -> Runs:
     sub, rest = found.operands[0], tuple(found.rest)
     if sub == _UNKNOWN_WORD:
         return Runs()  # already an unknown subcommand (see the end of this function)
+    for flag, value in found.options:
+        key = (value or "").partition("=")[0].lower()
+        if flag in ("-c", "--config-env") and not key.startswith(("alias.", *_GIT_SAFE_KEYS)):
+            return Runs(unseen=f"git's setting `{key}` can name a program for git to run")
     for flag, value in reversed(found.options):
         if flag == "--config-env" and value and value.lower().startswith(f"alias.{sub}="):
             return Runs(unseen=f"git runs the alias `{sub}` taken from the environment")

@@ -26,7 +26,7 @@ from pathlib import Path
 from ..bash import BashAnalysis, SimpleCommand, strip_safe_assignments, unwrap
 from ..bash.git import split_global
 from ..bash.readonly import command_problem
-from ..bash.runners import Runs, commands_run
+from ..bash.runners import Runs, assignments_run, commands_run
 from ..bash.wrappers import base_name
 from .context import PermissionRule, RuleBehavior
 from .paths import compile_pattern, pattern_covers
@@ -166,7 +166,11 @@ _NO_RUNS = Runs()
 
 def command_runs(analysis: BashAnalysis, command: SimpleCommand) -> Runs:
     """What one part runs; a part the analysis proved read-only runs nothing."""
-    if command.argv is None or analysis.read_only or not command_problem(command):
+    if command.argv is None or analysis.read_only:
+        return _NO_RUNS
+    if why := assignments_run(command.assignments):
+        return Runs(unseen=why)
+    if not command_problem(command):
         return _NO_RUNS
     return commands_run(command.argv)
 

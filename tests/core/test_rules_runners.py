@@ -167,3 +167,51 @@ def test_a_read_deny_rule_reaches_paths_that_runners_and_archivers_read(
 ):
     decision = decide(command, "deny Read(.env)")
     assert isinstance(decision, expected), (command, decision)
+
+
+# Found by attacking the first version: words split by quotes (`pu""sh`) defeat any search
+# of the text, so what runs code the analysis cannot read asks, whatever its words say.
+@pytest.mark.parametrize(
+    "command",
+    [
+        'let "a[\\$(git pu\\"\\"sh)]=1"',
+        "[[ -v 'a[$(git pu\"\"sh)]' ]]",
+        "printf -v 'a[$(git pu\"\"sh)]' x",
+        'mapfile -C "git pu\\"\\"sh" -c 1 < notes',
+        "PS4='$(git pu\"\"sh)'; set -x; :",
+        'shopt -s expand_aliases; alias p="git pu\\"\\"sh"\np',
+        'script -qc "git pu\\"\\"sh" /dev/null',
+        'flock f -c "git pu\\"\\"sh"',
+        'python3 -c \'import os; os.system("git pu"+"sh")\'',
+        'python3 -Bc \'import os; os.system("git pu"+"sh")\'',
+        'awk \'BEGIN{system("git pu" "sh")}\'',
+        "sed -n '1e git pu\"\"sh' notes",
+        "GIT_EXTERNAL_DIFF=./push.sh git diff",
+        "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.svn GIT_CONFIG_VALUE_0=push git svn",
+        "git -c core.fsmonitor='./x; false' status",
+        "git svn",  # not built into git: an alias when git-svn is not installed
+        "bash /dev/stdin <<< 'git pu\"\"sh'",
+        "printf x | bash /dev/fd/0",
+        "env --frobnicate git push",
+    ],
+)
+def test_code_the_analysis_cannot_read_asks_when_a_rule_could_be_in_it(command: str):
+    assert isinstance(decide(command, DENY_PUSH), Ask), command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "find . -exec bash -c 'git pu\"\"sh' {} +",
+        "find . -exec sh -c 'git pu\"\"sh' _ {} \\;",
+        "bash --rcfile x -c 'git pu\"\"sh'",
+        "/usr/bin//bash -c 'git pu\"\"sh'",
+        "busybox sh -c 'git push'",
+        "env -u X -S 'git pu\"\"sh'",
+        "env --split-s='git pu\"\"sh'",
+        "env -uX -S'git push'",
+        "trap -- 'git pu\"\"sh' EXIT",
+    ],
+)
+def test_runners_found_by_attack_are_looked_into(command: str):
+    assert isinstance(decide(command, DENY_PUSH), Deny), command
