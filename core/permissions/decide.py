@@ -423,7 +423,7 @@ def _shell_paths_hit(
             seen += [("read", path), ("edit", path)]
         mentioned = mentioned or _mentioned_path_hit(call, index, path_rules, behavior)
         reach = reach_of(command, paths or ())
-        seen += [("read", path) for path in reach.object_paths]
+        seen += [("read", path) for path in _object_places(call, index, reach)]
         history = reach.history or reach.tracked_files  # what git holds, not the tree
         if history and (found := _history_hit(call, index, reach, read_rules, behavior)):
             return found
@@ -446,6 +446,21 @@ def _shell_paths_hit(
             ):
                 return rule, True
     return mentioned
+
+
+def _object_places(call: Call, part: int, reach: Reach) -> list[str]:
+    """Where `REV:path` operands are: from the repository's top (`HEAD:path`), or from where
+    git runs for `HEAD:./path`."""
+    places: list[str] = []
+    where = [p for d in reach.repository for p in call.places(d, part)] or call.places(".", part)
+    for path in reach.object_paths:
+        if path.startswith(("./", "../")) or path in (".", ".."):
+            places += [os.path.join(directory, path) for directory in where]
+            continue
+        for directory in where:
+            repository = repository_of(Path(directory))
+            places.append(os.path.join(repository.top if repository else directory, path))
+    return places
 
 
 def _history_hit(
@@ -616,18 +631,21 @@ def _first_outside(call: Call) -> str | None:
                 return f"{directory} (where it runs)"
         for index, command in enumerate(call.analysis.commands):
             paths = call.command_paths(index, for_write=False)
-            if paths is None:
-                fed = _fed_by_find(call, index)
-                paths = None if fed is None else fed[0] + fed[1]
-                paths = (
-                    None
-                    if paths is None
-                    else tuple(p for x in paths for p in call.places(x, index))
-                )
+            if paths is None and (fed := _fed_by_find(call, index)) is not None:
+                roots = tuple(p for x in fed[0] for p in call.places(x, index))
+                for root in roots:
+                    # The command after find opens what find names: a symlink, followed.
+                    found = symlink_out(absolute(root, call.cwd), call.inside)
+                    if found is not None:
+                        return f"{found} (a symlink `{command.text}` opens)"
+                paths = roots + tuple(p for x in fed[1] for p in call.places(x, index))
             if paths is None:
                 return f"what `{command.text}` reads (its paths could not be told)"
             paths = tuple(p for p in paths if p not in HARMLESS_READS)
             reach = reach_of(command, paths)
+            for place in _object_places(call, index, reach):
+                if not call.inside(place):
+                    return f"{place} (read out of git's objects)"
             if reach.follows_symlinks:
                 for place in (p for tree in reach.trees for p in call.places(tree, index)):
                     found = symlink_out(absolute(place, call.cwd), call.inside)

@@ -29,7 +29,7 @@ WALK_LIMIT = 20_000
 
 # Programs that always descend into directories given to them (or into `.` when given none).
 _ALWAYS_RECURSIVE = frozenset({"rg", "ag", "ack", "find", "du", "tree"})
-_DEFAULT_DOT = frozenset({"rg", "ag", "ack", "find", "du", "tree"})
+_DEFAULT_DOT = frozenset({"rg", "ag", "ack", "find", "du", "tree", "ls"})
 _GREPS = frozenset({"grep", "egrep", "fgrep"})
 _CONTENT_READERS = frozenset({"rg", "ag", "ack"})
 # git commands that read (and print or pack) the content of every tracked file.
@@ -171,7 +171,7 @@ def _git(args: tuple[str, ...]) -> Reach:
             if flag == "--blob" and ":" in value
         ]
         blobs += [w.split(":", 1)[1] for w in rest if w.startswith("--blob=") and ":" in w]
-        return Reach(object_paths=tuple(blobs))
+        return Reach(object_paths=tuple(blobs), repository=tuple(chdirs[-1:]))
     return Reach()
 
 

@@ -4,6 +4,7 @@ out of git's objects."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -67,6 +68,27 @@ def test_following_a_symlink_out_of_the_project_is_a_read_outside(project: Path,
         assert isinstance(decision, Ask), command
         assert "follows symlinks" in decision.message
     assert isinstance(decide(project, "grep -r KEY ."), Allow)  # -r does not follow
+    for command in ("ls -LR", "find src -name link | xargs head"):  # found by attack
+        assert isinstance(decide(project, command), Ask), command
+
+
+def test_a_rev_path_is_from_the_repository_top(tmp_path: Path):
+    """`HEAD:secret` names a file at the repository's top, which may be above the project."""
+    repository = tmp_path / "repo"
+    (repository / "project").mkdir(parents=True)
+    (repository / "topsecret").write_text("s")
+    (repository / "project" / "a").write_text("a")
+    git = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q"], cwd=repository, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=repository, check=True)
+    subprocess.run([*git, "commit", "-qm", "one"], cwd=repository, check=True)
+    project = repository / "project"
+    for command in ("git show HEAD:topsecret", "git show HEAD:../topsecret"):
+        decision = decide(project, command)
+        assert isinstance(decision, Ask), command
+        assert "git's objects" in decision.message
+    for command in ("git show HEAD:./a", "git show HEAD:project/a"):
+        assert isinstance(decide(project, command), Allow), command
 
 
 @pytest.mark.parametrize(
