@@ -14,14 +14,14 @@ with the front end's sink and ports. `close()` stops everything the session star
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from .. import __version__
 from ..app_state import AppState, AppStateStore
-from ..events import EventSink, ModeChanged
+from ..events import EventSink, ModeChanged, TodosChanged
 from ..executor import ExecutorServices
 from ..hook_runner import CommandHookRunner
 from ..permissions.audit import AuditLog
@@ -37,6 +37,7 @@ from ..sandbox.session import SessionSandbox, hook_files
 from ..settings import PROJECT_SOURCES, Settings, load_settings
 from ..tool import ToolContext, ToolOptions
 from ..tools.task import AGENTS, AgentRuntime, register_runtime, unregister_runtime
+from ..tools.todo_write import Todo
 from ..trust import is_trusted
 from .loop import AgentLoop, TurnEnded
 from .model import ModelClient
@@ -51,7 +52,15 @@ from .sessions import (
     read_meta,
     set_title,
 )
-from .transcript import Transcript, end_record, messages_from, start_record
+from .transcript import (
+    RestoredState,
+    Transcript,
+    end_record,
+    messages_from,
+    restored_state,
+    start_record,
+    transcribing,
+)
 
 
 @dataclass(slots=True)
@@ -69,6 +78,8 @@ class PreparedSession:
     notes: list[str] = field(default_factory=list)
     """What the user should be told before anything runs (settings problems, the demo's
     workspace); `open_session` adds what it sets aside."""
+    restored: RestoredState = field(default_factory=RestoredState)
+    """What a resumed session had when it stopped: its mode and its todo list."""
 
     @property
     def resumed(self) -> bool:
@@ -90,7 +101,7 @@ def prepare_session(options: SessionOptions) -> PreparedSession:
             notes.append(f"the demo works on a scratch copy of the sample project: {cwd}")
     settings = load_settings(cwd, allow=options.allow, deny=options.deny, ask=options.ask)
     notes += [str(problem) for problem in settings.problems]
-    session, history = _session_for(options, cwd)
+    session, history, restored = _session_for(options, cwd)
     return PreparedSession(
         options=options,
         cwd=cwd,
@@ -100,6 +111,7 @@ def prepare_session(options: SessionOptions) -> PreparedSession:
         scenario=scenario,
         previously_trusted=is_trusted(cwd),
         notes=notes,
+        restored=restored,
     )
 
 
@@ -199,7 +211,7 @@ async def open_session(
     settings = prepared.settings
     permissions, set_aside = permission_context_from(
         settings,
-        mode=options.mode,
+        mode=options.mode or _known_mode(prepared.restored.mode),
         allow_bypass=options.allow_bypass,
         trusted=trusted,
         avoid_prompts=permission_port is None,
@@ -207,7 +219,8 @@ async def open_session(
     )
     if model is None:
         model = _model_for(prepared)
-    store = AppStateStore(AppState(permission_context=permissions))
+    todos = tuple(_todo(item) for item in prepared.restored.todos)
+    store = AppStateStore(AppState(permission_context=permissions, todos=todos))
     hooks = (
         CommandHookRunner(
             settings.hooks,
@@ -231,8 +244,15 @@ async def open_session(
         protected_files=hook_files(settings.hooks, prepared.cwd),
     )
     sandbox.start_probe()  # on a thread; the first command's decision waits for it
+    transcript = session.transcript()
+    transcript.append(
+        start_record(resumed=prepared.resumed, version=__version__, model=model.model)
+    )
+    # One sink for the whole session: whatever emits (the loop, the executor, tools,
+    # sub-agents) is written to the transcript on its way to the front end.
+    events = transcribing(transcript, sink)
     services = ExecutorServices(
-        sink=sink,
+        sink=events,
         permissions=DecisionChain(audit=audit, remember=remember, sandbox=sandbox),
         hooks=hooks,
         permission_port=permission_port,
@@ -246,7 +266,7 @@ async def open_session(
             model=model.model,
             session_dir=session.directory,
             user_port=user_port,
-            events=sink,
+            events=events,
             sandbox=sandbox,
         ),
     )
@@ -258,10 +278,6 @@ async def open_session(
         )
         notes += began.messages
         started_context = "\n".join(began.additional_context)
-    transcript = session.transcript()
-    transcript.append(
-        start_record(resumed=prepared.resumed, version=__version__, model=model.model)
-    )
     loop = AgentLoop(
         model,
         services,
@@ -272,6 +288,8 @@ async def open_session(
         max_turns=options.max_turns,
     )
     register_runtime(store, AgentRuntime(model, services))
+    if todos:
+        events(TodosChanged(todos=todos))  # a resumed list: the front end shows it again
     return LiveSession(
         prepared=prepared,
         model=model,
@@ -302,9 +320,21 @@ def _model_for(prepared: PreparedSession) -> ModelClient:
     return ModelClient.from_env(prepared.options.model or prepared.settings.model)
 
 
-def _session_for(options: SessionOptions, cwd: Path) -> tuple[Session, list[dict[str, Any]]]:
+def _known_mode(mode: str | None) -> PermissionMode | None:
+    modes: tuple[PermissionMode, ...] = get_args(PermissionMode)
+    return next((known for known in modes if known == mode), None)
+
+
+def _todo(item: Mapping[str, Any]) -> Todo:
+    return Todo(str(item["content"]), item["status"], str(item["active_form"]))
+
+
+def _session_for(
+    options: SessionOptions, cwd: Path
+) -> tuple[Session, list[dict[str, Any]], RestoredState]:
     """A new session, or an earlier one to carry on with its conversation rebuilt (a session
-    cut short by a crash included: its unfinished calls get results saying so)."""
+    cut short by a crash included: its unfinished calls get results saying so), its mode
+    and its todo list."""
     if options.resume:
         session = find_session(cwd, options.resume)
     elif options.continue_latest:
@@ -313,10 +343,10 @@ def _session_for(options: SessionOptions, cwd: Path) -> tuple[Session, list[dict
             raise SessionNotFound(f"there is no earlier session for {cwd} to continue")
         session = latest
     else:
-        return create_session(cwd, model=options.model or ""), []
+        return create_session(cwd, model=options.model or ""), [], RestoredState()
     transcript = session.transcript()
     try:
-        history = messages_from(transcript.records())
+        records = list(transcript.records())
     finally:
         transcript.close()
-    return session, history
+    return session, messages_from(records), restored_state(records)

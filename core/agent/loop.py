@@ -35,11 +35,11 @@ import contextlib
 import json
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..abort import AbortController, AbortSignal
-from ..events import EngineEvent, EventSink
+from ..events import EventSink
 from ..executor import ExecutorServices, ResultUpdate, ToolCall, ToolCallOutcome
 from ..executor.calls import cancel_message, cancelled_outcome, error_block
 from ..executor.streaming import StreamingToolExecutor
@@ -60,8 +60,6 @@ from .model import ModelClient, RetryPolicy, classify_failure
 from .prompt import Environment, system_blocks, tool_definitions
 from .transcript import (
     Transcript,
-    belongs_in_transcript,
-    event_record,
     message_record,
     turn_record,
 )
@@ -74,9 +72,6 @@ TRUNCATED_MESSAGE = (
     "the complete input; if it is large, split the work into smaller calls."
 )
 MISSING_RESULT_MESSAGE = "This call produced no result (an internal error); it may not have run."
-
-
-_NOT_RECORDED = (TextDelta, AssistantMessage)  # the message records say it all
 
 
 __all__ = [
@@ -130,8 +125,10 @@ class AgentLoop:
     ) -> None:
         self.model = model
         self.messages: list[dict[str, Any]] = [dict(m) for m in messages]
+        # The session's sink writes events to the transcript (transcript.transcribing); the
+        # loop itself writes only the messages, with their model, usage and stop reason.
         self._sink: EventSink = services.sink
-        self.services = replace(services, sink=self._emit)
+        self.services = services
         self.context = context
         self.transcript = transcript
         self.max_turns = max_turns
@@ -408,15 +405,6 @@ class AgentLoop:
         for key, value in (usage.model_dump() if usage is not None else {}).items():
             if isinstance(value, int):
                 self._usage[key] = self._usage.get(key, 0) + value
-
-    def _emit(self, event: EngineEvent) -> None:
-        self._sink(event)
-        if (
-            self.transcript is not None
-            and not isinstance(event, _NOT_RECORDED)
-            and belongs_in_transcript(event)
-        ):
-            self.transcript.append(event_record(event))
 
 
 # -- helpers --------------------------------------------------------------------------------

@@ -40,6 +40,7 @@ from typing import Any, BinaryIO, Literal
 
 from ..events import (
     EngineEvent,
+    EventSink,
     ModeChanged,
     PermissionAnswered,
     PermissionAsked,
@@ -56,6 +57,7 @@ from ..events import (
 )
 from ..hooks import HookEvent
 from ..ports import Approve
+from .events import AssistantMessage, TextDelta, UserMessage
 
 Role = Literal["user", "assistant"]
 RecordType = Literal["message", "tool_event", "engine_event", "hook", "turn", "start", "end"]
@@ -299,6 +301,26 @@ def belongs_in_transcript(event: EngineEvent) -> bool:
     return not isinstance(event, ToolProgress)
 
 
+# The main agent's messages are kept as message records (the loop writes them, with model,
+# usage and stop reason); text deltas only stream.
+_KEPT_AS_MESSAGES = (TextDelta, AssistantMessage, UserMessage)
+
+
+def transcribing(transcript: Transcript, sink: EventSink) -> EventSink:
+    """The session's one sink: each event is written to the transcript, then passed on.
+
+    Every producer (the loop, the executor, tools such as TodoWrite and the mode tools,
+    sub-agents, hooks) is given this sink, so the transcript holds everything the front
+    end was shown, in the same order."""
+
+    def emit(event: EngineEvent) -> None:
+        if belongs_in_transcript(event) and not isinstance(event, _KEPT_AS_MESSAGES):
+            transcript.append(event_record(event))
+        sink(event)
+
+    return emit
+
+
 def _event_fields(event: EngineEvent) -> dict[str, Any]:
     match event:
         case ToolQueued():
@@ -488,6 +510,38 @@ def messages_from(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         if dangling:
             out.append({"role": "user", "content": [_interrupted(i) for i in dangling]})
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class RestoredState:
+    """What a session had when it stopped, beyond its conversation."""
+
+    mode: str | None = None
+    todos: tuple[Mapping[str, Any], ...] = ()
+
+
+def restored_state(records: Iterable[Mapping[str, Any]]) -> RestoredState:
+    """The last permission mode and the main agent's last todo list in the records (the
+    modes a session may not start in, like bypass without its flag, are refused later by
+    the permission setup, as they would be from the command line)."""
+    mode: str | None = None
+    todos: tuple[Mapping[str, Any], ...] = ()
+    for record in records:
+        if record.get("type") != "engine_event":
+            continue
+        if record.get("kind") == "mode" and isinstance(record.get("mode"), str):
+            mode = record["mode"]
+        elif record.get("kind") == "todos" and record.get("agent_id") is None:
+            items = record.get("todos")
+            if isinstance(items, list):
+                todos = tuple(
+                    item
+                    for item in items
+                    if isinstance(item, dict)
+                    and {"content", "status", "active_form"} <= set(item)
+                    and item["status"] in ("pending", "in_progress", "completed")
+                )
+    return RestoredState(mode, todos)
 
 
 def _answer_calls(calls: list[str], message: dict[str, Any]) -> dict[str, Any] | None:

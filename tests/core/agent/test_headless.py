@@ -117,3 +117,35 @@ async def test_an_unwritable_data_directory_is_a_clear_error_not_a_traceback(
     status, records = await headless(scenario="quick", output_format="text")
     assert status == 2 and records == []
     assert "the session cannot be set up" in capsys.readouterr().err
+
+
+def _shown(record: dict) -> object:
+    """A stream-json line and a transcript record of the same thing compare equal."""
+    if record["type"] in ("user", "assistant"):
+        return ("message", record["type"], record["message"]["content"])
+    if record["type"] == "message":
+        return ("message", record["role"], record["content"])
+    return record
+
+
+def _transcript_of(tmp_path: Path, session_id: str) -> list[dict]:
+    (path,) = [p for p in (tmp_path / "data").rglob("transcript.jsonl") if session_id in str(p)]
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("name", list_scenarios())
+async def test_the_transcript_holds_every_event_stream_json_showed(name: str, tmp_path: Path):
+    """Todo changes, mode changes and sub-agents' events too, in the same order."""
+    _, records = await headless(scenario=name)
+    shown = [
+        _shown(r)
+        for r in records
+        if r["type"] in ("user", "assistant", "tool_event", "engine_event")
+        and r.get("kind") != "progress"
+    ]
+    kept = [
+        _shown(r)
+        for r in _transcript_of(tmp_path, records[0]["session_id"])
+        if r["type"] in ("message", "tool_event", "engine_event")
+    ]
+    assert shown == kept

@@ -80,3 +80,47 @@ async def test_always_allow_reaches_the_local_settings_file(tmp_path: Path):
     assert port.asked, "the default tour asks before running commands"
     assert written and written[0] == port.asked[0].suggestions[0]
     assert any(isinstance(e, ToolCompleted) for e in events.events)
+
+
+async def test_resuming_a_session_restores_its_mode_and_its_todos(tmp_path: Path):
+    """Set the mode and the todo list in one session, stop, resume: both are back."""
+    scenario = tmp_path / "todo.json"
+    todo = {"content": "Ship it", "status": "in_progress", "activeForm": "Shipping it"}
+    scenario.write_text(
+        json.dumps(
+            {
+                "name": "todo",
+                "description": "keeps a list",
+                "workspace": "cwd",
+                "turns": [
+                    [{"type": "tool_use", "name": "TodoWrite", "input": {"todos": [todo]}}],
+                    [{"type": "text", "text": "Listed."}],
+                ],
+            }
+        )
+    )
+    options = SessionOptions(cwd=tmp_path, demo=True, scenario=str(scenario), demo_speed=0)
+    first = prepare_session(options)
+    live = await open_session(first, sink=EventRecorder(), trusted=True)
+    try:
+        live.set_mode("acceptEdits")
+        await live.loop.send("make a list")
+    finally:
+        await live.close()
+
+    again = prepare_session(
+        SessionOptions(
+            cwd=tmp_path, demo=True, scenario=str(scenario), demo_speed=0, resume=first.session.id
+        )
+    )
+    resumed = await open_session(again, sink=EventRecorder(), trusted=True)
+    try:
+        assert resumed.mode == "acceptEdits"
+        (restored,) = resumed.store.get().todos
+        assert (restored.content, restored.status, restored.active_form) == (
+            "Ship it",
+            "in_progress",
+            "Shipping it",
+        )
+    finally:
+        await resumed.close()

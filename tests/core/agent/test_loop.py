@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ from core.agent.loop import (
 from core.agent.model import MissingApiKey, ModelClient, RetryPolicy, classify_failure
 from core.agent.prompt import Environment, system_blocks, tool_definitions
 from core.agent.scenario import parse_scenario
-from core.agent.transcript import Transcript, messages_from
+from core.agent.transcript import Transcript, messages_from, transcribing
 from core.app_state import AppState, AppStateStore
 from core.events import EngineEvent, EventRecorder, ToolCancelled
 from core.hooks import PostToolUseOutcome
@@ -81,9 +81,12 @@ def rig(
         options=ToolOptions(tools=pool, model=DEMO_MODEL, session_dir=session_dir),
     )
     recorder = EventRecorder()
+    built = make_services(recorder, session_dir=session_dir, **services)
+    if transcript is not None:  # as a live session does: one sink writes the transcript
+        built = replace(built, sink=transcribing(transcript, recorder))
     loop = AgentLoop(
         ModelClient(demo.client(max_retries=0), model=DEMO_MODEL),
-        make_services(recorder, session_dir=session_dir, **services),
+        built,
         context,
         max_turns=max_turns,
         retry=RetryPolicy(max_attempts=4, base_delay_s=0),
@@ -165,8 +168,9 @@ async def test_tools_start_while_the_model_still_streams(tmp_path: Path) -> None
         speed=0.2,
     )
     kinds: list[str] = []
-    real = r.loop._sink
-    r.loop._sink = lambda event: (kinds.append(event.kind), real(event))[-1]
+    real = r.loop.services.sink
+    watch = replace(r.loop.services, sink=lambda event: (kinds.append(event.kind), real(event))[-1])
+    r.loop.services = watch
     await r.loop.send("go")
     # The Read finished before the text after it had begun to stream.
     assert kinds.index("completed") < kinds.index("text")
