@@ -2,8 +2,8 @@
 
 A single store holding one immutable `AppState` value. Reads are plain attribute access (the
 permission decision reads the mode on every call, so the mode key takes effect at the very
-next decision); writes replace the whole value through an updater function and notify
-subscribers, which is how the front end learns of a mode change it did not make itself.
+next decision); writes replace the whole value through an updater function. The front
+end learns of changes from events (`ModeChanged`, `TodosChanged`), not from the store.
 """
 
 from __future__ import annotations
@@ -25,28 +25,17 @@ class AppState:
 
 
 Updater = Callable[[AppState], AppState]
-Subscriber = Callable[[AppState, AppState], None]
 
 
 class AppStateStore:
-    __slots__ = ("_state", "_subscribers")
+    __slots__ = ("_state",)
 
     def __init__(self, state: AppState | None = None) -> None:
         self._state = state if state is not None else AppState()
-        self._subscribers: list[Subscriber] = []
 
     def get(self) -> AppState:
         return self._state
 
     def set(self, updater: Updater) -> AppState:
-        old = self._state
-        new = updater(old)
-        self._state = new
-        if new is not old:
-            for subscriber in tuple(self._subscribers):
-                subscriber(old, new)
-        return new
-
-    def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
-        self._subscribers.append(subscriber)
-        return lambda: self._subscribers.remove(subscriber)
+        self._state = updater(self._state)
+        return self._state

@@ -36,9 +36,6 @@ class ReadFileState:
     def get(self, path: Path) -> FileReadRecord | None:
         return self._records.get(path)
 
-    def forget(self, path: Path) -> None:
-        self._records.pop(path, None)
-
     def copy(self) -> ReadFileState:
         clone = ReadFileState()
         clone._records = dict(self._records)

@@ -14,7 +14,6 @@ freely from `call`, because the lifecycle turns any exception into an error resu
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
@@ -206,7 +205,6 @@ class Tool(Generic[InputT]):
     """Results above min(this, 50,000) are saved to disk; math.inf means never."""
     should_defer: bool = False
     always_load: bool = False
-    strict: bool = False
     is_mcp: bool = False
     cancels_siblings_on_error: bool = False
     """A failing call cancels the other such calls of its turn (shell commands chain)."""
@@ -226,9 +224,6 @@ class Tool(Generic[InputT]):
         return False
 
     def is_concurrency_safe(self, input: InputT) -> bool:
-        return False
-
-    def is_destructive(self, input: InputT) -> bool:
         return False
 
     def shell_directory(self, context: ToolContext) -> Path | None:
@@ -280,9 +275,6 @@ class Tool(Generic[InputT]):
         the rest give their result data as it is."""
         return data
 
-    def matches_name(self, name: str) -> bool:
-        return name == self.name or name in self.aliases
-
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
 
@@ -308,7 +300,3 @@ def content_of(data: Any) -> str | list[dict[str, Any]]:
 def shorten(text: str, width: int) -> str:
     line = " ".join(text.split())
     return line if len(line) <= width else line[: max(width - 1, 0)] + "…"
-
-
-def is_unbounded(limit: float) -> bool:
-    return math.isinf(limit)

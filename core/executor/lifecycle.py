@@ -7,8 +7,8 @@
     5 permission   the decision chain, and the user when it asks
     6 call         `tool.call`, with progress
     7 map          the result to a `tool_result` block
-    8 persist      oversized results to disk, empty ones to a placeholder
-    9 post_hook    PostToolUse, or PostToolUseFailure after an error
+    8 post_hook    PostToolUse, or PostToolUseFailure after an error
+    9 persist      oversized results to disk, empty ones to a placeholder
 
 Each stage either passes or ends the call with exactly one error `tool_result` saying, in
 words the model can act on, what went wrong. Nothing raises out of `run_tool_use`, except the

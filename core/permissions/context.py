@@ -55,8 +55,5 @@ class ToolPermissionContext:
     def rules_with(self, behavior: RuleBehavior) -> tuple[PermissionRule, ...]:
         return tuple(rule for rule in self.rules if rule.behavior == behavior)
 
-    def with_mode(self, mode: PermissionMode) -> ToolPermissionContext:
-        return replace(self, mode=mode)
-
     def with_rules(self, *rules: PermissionRule) -> ToolPermissionContext:
         return replace(self, rules=self.rules + rules)
