@@ -164,11 +164,17 @@ def persist_result(store: ResultStore, tool_use_id: str, text: str) -> Persisted
             f"Preview (first {format_size(len(head.encode()))}):\n{head}\n..."
         )
         return PersistedResult(content, len(text), None, reason)
-    content = (
-        f"<persisted-output>\nOutput too large ({size}). Full output saved to: {path}\n\n"
-        f"Preview (first {format_size(len(head.encode()))}):\n{head}\n...\n</persisted-output>"
+    return PersistedResult(persisted_output(len(data), path, head), len(text), path)
+
+
+def persisted_output(size_bytes: int, path: Path, head: str) -> str:
+    """What the model gets for output saved to disk: where it is and how it begins. The one
+    place this text is written (Bash saves its own output and says it the same way)."""
+    return (
+        f"<persisted-output>\nOutput too large ({format_size(size_bytes)}). Full output saved "
+        f"to: {path}\n\nPreview (first {format_size(len(head.encode()))}):\n{head}\n...\n"
+        "</persisted-output>"
     )
-    return PersistedResult(content, len(text), path)
 
 
 @dataclass(slots=True)

@@ -186,6 +186,15 @@ class ToolResult:
     new_messages: tuple[Mapping[str, Any], ...] = ()
     context_modifier: ContextModifier | None = None
     """Applied to the context of later calls (for an unsafe tool, before the next one starts)."""
+    saved: SavedOutput | None = None
+    """Output the tool saved to disk itself (Bash's spool): announced like a result the
+    engine persisted, so front ends learn of both the same way."""
+
+
+@dataclass(frozen=True, slots=True)
+class SavedOutput:
+    path: Path
+    size_bytes: int
 
 
 class Tool(Generic[InputT]):

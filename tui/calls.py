@@ -13,7 +13,6 @@ the turn in which they were queued; the app starts a turn when it sends a prompt
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,9 +35,6 @@ from core.events import (
 
 CallState = Literal["queued", "waiting", "running", "done", "failed", "cancelled"]
 FINISHED: frozenset[CallState] = frozenset({"done", "failed", "cancelled"})
-
-_SAVED_TO = re.compile(r"^<persisted-output>\n.*?Full output saved to: (.+)$", re.MULTILINE)
-"""How core/results.py (and Bash, which saves its own output) tell the model where it is."""
 
 SANDBOX_BADGES: dict[str, str] = {"read-only": "ro", "workspace": "ws", "none": "un"}
 """Two letters in the narrow queue: read-only sandbox, workspace sandbox, unsandboxed."""
@@ -248,9 +244,6 @@ class CallBook:
             record = self.calls.get(str(block.get("tool_use_id")))
             if record is not None:
                 record.result = result_text(block.get("content"))
-                if record.persisted is None:  # a tool that saves its own output (Bash)
-                    saved = _SAVED_TO.search(record.result)
-                    record.persisted = Path(saved.group(1).strip()) if saved else None
                 changed.append(record)
         return changed
 

@@ -210,6 +210,15 @@ class _CallRun:
                 return outcome
             return _with_hooks(outcome, pre, await self.post_hooks(hook_call, None, message))
 
+        if result.saved is not None:
+            self.services.emit(
+                ResultPersisted(
+                    path=result.saved.path,
+                    size_chars=result.saved.size_bytes,
+                    **self.event_fields(),
+                )
+            )
+
         self.stage = "map"
         block = self.map(tool, result.data)
         if result.is_error:

@@ -32,12 +32,13 @@ from pydantic import Field
 
 from ..bash import analyze
 from ..permissions.targets import CommandTarget, RuleTarget
-from ..results import PREVIEW_BUDGET_BYTES, ResultStore, format_size, preview
+from ..results import PREVIEW_BUDGET_BYTES, ResultStore, persisted_output, preview
 from ..sandbox.blocked import explain
 from ..sandbox.fence import git_runs_no_code
 from ..sandbox.policy import ReadOnly, SandboxKind, SandboxPolicy, Unsandboxed, Workspace
 from ..tool import (
     Progress,
+    SavedOutput,
     Tool,
     ToolContext,
     ToolInput,
@@ -224,7 +225,10 @@ class Bash(Tool[BashInput]):
             data = replace(data, output="", sandbox_failure=finished.sandbox_failure)
         elif policy is not None:
             data = replace(data, sandbox_note=explain(data.output, policy))
-        return ToolResult(data, is_error=data.failed)
+        saved = None
+        if data.output_path is not None:
+            saved = SavedOutput(data.output_path, data.output_bytes)
+        return ToolResult(data, is_error=data.failed, saved=saved)
 
     def hook_response(self, input: BashInput, data: Any) -> Any:
         """The seeds' system's shape (`stdout`, `stderr`, `interrupted`, `isImage`); proctor
@@ -332,13 +336,7 @@ def render(data: BashOutput) -> str:
         )
     parts = list(data.notes)
     if data.output_path is not None:
-        size = format_size(data.output_bytes)
-        shown = format_size(len(data.output.encode("utf-8")))
-        parts.append(
-            f"<persisted-output>\nOutput too large ({size}). Full output saved to: "
-            f"{data.output_path}\n\nPreview (first {shown}):\n{data.output}\n...\n"
-            "</persisted-output>"
-        )
+        parts.append(persisted_output(data.output_bytes, data.output_path, data.output))
     elif data.output:
         parts.append(data.output)
     if data.timed_out:

@@ -149,18 +149,6 @@ def test_an_event_for_a_call_never_queued_still_shows_the_call():
     assert book.calls["ghost"].tool_name == "Bash"
 
 
-def test_a_result_a_tool_saved_itself_is_found_from_the_text_the_model_got(tmp_path: Path):
-    book = CallBook()
-    book.apply(queued("a", "b1", name="Bash"))
-    saved = tmp_path / "out.txt"
-    content = (
-        f"<persisted-output>\nOutput too large (2.0 MB). Full output saved to: {saved}\n\n"
-        "Preview (first 2.0 KB):\n1\n2\n...\n</persisted-output>"
-    )
-    book.take_results([{"type": "tool_result", "tool_use_id": "a", "content": content}])
-    assert book.calls["a"].persisted == saved
-
-
 def test_paths_inside_the_project_are_shown_relative(tmp_path: Path):
     book = CallBook(cwd=tmp_path)
     event = queued("a", "b1")

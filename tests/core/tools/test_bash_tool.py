@@ -19,8 +19,8 @@ from engine_helpers import make_context, make_services, outcomes_of, text_of
 from pydantic import ValidationError
 
 from core.abort import AbortController
-from core.events import EventRecorder
-from core.executor import StreamingToolExecutor, ToolCall
+from core.events import EventRecorder, ResultPersisted
+from core.executor import StreamingToolExecutor, ToolCall, run_tool_use
 from core.permissions.context import ToolPermissionContext
 from core.permissions.targets import CommandTarget
 from core.tool import ToolContext, ToolResult
@@ -409,3 +409,18 @@ async def test_an_empty_command_is_refused_before_it_runs(project: Path):
     [outcome] = outcomes_of([u async for u in executor.get_remaining_results()])
     assert outcome.is_error and outcome.failed_stage == "validate"
     assert "The command is empty" in text_of(outcome)
+
+
+async def test_output_bash_saves_itself_is_announced_like_any_persisted_result(project: Path):
+    """Front ends learn where a result went from the event, never from the model's text."""
+    recorder = EventRecorder()
+    context = context_in(project)
+    services = make_services(recorder, session_dir=project.parent / "session")
+    command = "yes 0123456789abcdef | head -c 300000"
+    outcome = await run_tool_use(
+        ToolCall("toolu_big", "Bash", {"command": command}), services, context
+    )
+    (saved,) = [e for e in recorder.events if isinstance(e, ResultPersisted)]
+    assert saved.tool_use_id == "toolu_big" and saved.path.is_file()
+    assert saved.size_chars == 300000 == saved.path.stat().st_size
+    assert str(saved.path) in text_of(outcome)
