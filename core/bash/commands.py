@@ -180,6 +180,7 @@ READ_ONLY: dict[str, Spec] = {
         " --metafirst --info --fromfile --help --version",
         ("-o/", "writes the listing to a file"),
         ("-R", "with -H or -o writes an index file into every directory"),
+        check="tree",  # refuses clusters (readonly.py)
     ),
     "file": spec(
         "-b -c -d -E -h -i -k -l -L -n -N -p -r -s -S -z -Z -0 -e: -f/ -F: -m/ -P: --brief"
@@ -236,6 +237,7 @@ READ_ONLY: dict[str, Spec] = {
         # counted as the filter or a file, which only makes touched_paths stricter.
         ("-f/ --from-file=/ --slurpfile: --rawfile:", "reads its program or data from a file"),
         pattern_first=frozenset({"-f", "--from-file"}),
+        check="jq",  # refuses module imports (readonly.py)
     ),
     "pwd": spec("-L -P --help --version", **_NO_OPERANDS),
     # The directories a `cd` may lead to are worked out by the decision chain, which judges

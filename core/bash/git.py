@@ -85,7 +85,7 @@ _LOG = spec(
     numeric=True,
 )
 _BRANCH_LIST = (
-    " -a --all -r --remotes -v -vv --verbose -q --quiet --abbrev= --no-abbrev --column?"
+    " -a --all -r --remotes -v -vv --verbose -q --quiet --abbrev? --no-abbrev --column?"
     " --no-column --sort= --merged: --no-merged: --contains: --no-contains: --points-at:"
     " --format= --color? --no-color -i --ignore-case --omit-empty"
 )
@@ -178,7 +178,7 @@ SUBCOMMANDS: dict[str, Spec] = {
     ),
     "grep": spec(
         "--cached --untracked --no-index --no-exclude-standard --exclude-standard"
-        " --recurse-submodules -a --text --textconv? -i --ignore-case -I --max-depth= -r"
+        " --recurse-submodules -a --text -i --ignore-case -I --max-depth= -r"
         " --recursive --no-recursive -w --word-regexp -v --invert-match -h -H --full-name -E"
         " --extended-regexp -G --basic-regexp -P --perl-regexp -F --fixed-strings -n"
         " --line-number --column -l --files-with-matches --name-only -L"
@@ -187,6 +187,7 @@ SUBCOMMANDS: dict[str, Spec] = {
         " --context= -W --function-context -m: --max-count= --threads= -f/ -e: --and --or"
         " --not ( ) -q --quiet --all-match",
         ("-O? --open-files-in-pager?", "opens the matches in a pager or editor"),
+        ("--textconv", "runs text-conversion filters from the configuration"),
         numeric=True,
         pattern_first=frozenset({"-e", "-f"}),
     ),
@@ -200,7 +201,7 @@ SUBCOMMANDS: dict[str, Spec] = {
         operands_are_paths=False,
     ),
     "describe": spec(
-        "--tags --all --long --abbrev= --always --dirty? --broken? --exact-match"
+        "--tags --all --long --abbrev? --always --dirty? --broken? --exact-match"
         " --candidates= --match= --exclude= --first-parent --contains --debug",
         operands_are_paths=False,
     ),

@@ -345,8 +345,23 @@ def _test_command(walk: Walk, node: Node, inherited: tuple[Redirect, ...]) -> No
     walk.globs.append(frozenset())
     words: list[str] = []
     double = bool(node.children) and node.children[0].type == "[["
+    if not double and _has_bare_angle(node):
+        # In `[ x > f ]` bash reads `>` as a redirection that creates or empties f (and `<`
+        # as one that opens a file); tree-sitter reads a comparison.
+        walk.unknown = walk.unknown or "`>` or `<` inside `[ ]`, which bash reads as a redirection"
     _test_words(walk, node, words, double)
     walk.commands[slot] = SimpleCommand(walk.text(node), tuple(words), (), inherited)
+
+
+def _has_bare_angle(node: Node) -> bool:
+    stack = list(node.children)
+    while stack:
+        child = stack.pop()
+        if child.type in (">", "<", ">>", "<<", ">&", "<&", "&>", ">|", "<>"):
+            return True
+        if child.type not in ("string", "raw_string"):
+            stack.extend(child.children)
+    return False
 
 
 def _test_words(walk: Walk, node: Node, out: list[str], double: bool) -> None:

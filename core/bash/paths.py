@@ -43,15 +43,17 @@ def _operands(args: tuple[str, ...], table: Spec) -> list[str] | None:
 
 
 def _script_operands(
-    args: tuple[str, ...], table: Spec, inline: tuple[str, ...]
+    args: tuple[str, ...], table: Spec, inline: tuple[str, ...], *, assignments: bool = False
 ) -> list[str] | None:
+    """The file operands after the script. Only awk reads `name=value` operands as variable
+    assignments; to sed (and the kernel) `a=/../.env` is a path."""
     found = scan(args, table)
     if found.unknown:
         return None
     operands = found.operands
     if not found.has(*inline) and not found.paths:
         operands = operands[1:]  # the script itself
-    return found.paths + [word for word in operands if not assignment_name(word)]
+    return found.paths + [w for w in operands if not (assignments and assignment_name(w))]
 
 
 def _git(args: tuple[str, ...]) -> list[str] | None:
@@ -76,11 +78,17 @@ def _git(args: tuple[str, ...]) -> list[str] | None:
     return None if found is None else paths + found
 
 
+# Options that take the names of the files to read from another file (or `-`, the input).
+_NAMES_FROM = ("--files0-from", "-files0-from", "--files-from", "--from-file", "-T")
+
+
 def argv_paths(argv: tuple[str, ...]) -> list[str] | None:
     if not argv:
         return None
     name = base_name(argv[0])
     args = argv[1:]
+    if any(word.startswith(_NAMES_FROM) for word in args) or (name == "file" and "-f" in args):
+        return None  # it reads the names of the files it opens from a file or its input
     if name == "find":
         problem, paths = find_scan(args)
         return None if problem.startswith(("ends", "uses -")) and "known" in problem else paths
@@ -89,7 +97,7 @@ def argv_paths(argv: tuple[str, ...]) -> list[str] | None:
     if name == "sed":
         return _script_operands(args, SED, ("-e", "--expression"))
     if name in ("awk", "gawk", "mawk"):
-        return _script_operands(args, AWK, ("-e", "--source"))
+        return _script_operands(args, AWK, ("-e", "--source"), assignments=True)
     if (name in VERSION_ONLY and args in (("--version",), ("--help",))) or (
         name == "go" and args == ("version",)
     ):
@@ -105,11 +113,14 @@ def argv_paths(argv: tuple[str, ...]) -> list[str] | None:
     if name == "command" and args[:1] in (("-v",), ("-V",)):
         return []  # prints where a command is found
     table = READ_ONLY.get(name) or WRITERS.get(name)
-    if table is None or (
-        table.check and table.check not in ("anything", "date", "printf", "man", "test", "cd")
-    ):
+    if table is None or (table.check and table.check not in _TABLE_CHECKS):
         return None
     return _operands(args, table)
+
+
+# Checks that only refuse more than the flag table does: the table still says which words
+# are paths.
+_TABLE_CHECKS = frozenset({"anything", "date", "printf", "man", "test", "cd", "tree", "jq"})
 
 
 def touched_paths(cmd: SimpleCommand) -> tuple[str, ...] | None:

@@ -65,12 +65,12 @@ SED = spec(
     ("-f/ --file=/", "reads its script from a file this check cannot read"),
 )
 AWK = spec(
-    "-F: --field-separator= -v: --assign= -b --characters-as-bytes -c --traditional -C -d?"
+    "-F: --field-separator= -v: --assign= -b --characters-as-bytes -c --traditional -C"
     " -D? -e: --source= -g -h -M -n -N -O -P --posix -r --re-interval -s -S --sandbox -t"
     " -V --version --",
     ("-f/ --file=/ -E/ --exec=/ -i/ --include=/", "reads a program this check cannot read"),
     ("-l: --load=", "loads a compiled extension"),
-    ("-o? --pretty-print? -p? --profile?", "writes a file"),
+    ("-o? --pretty-print? -p? --profile? -d? --dump-variables?", "writes a file"),
 )
 
 
@@ -281,6 +281,26 @@ def _man(args: tuple[str, ...], globs: frozenset[int]) -> str:
     return ""
 
 
+_JQ_MODULES = re.compile(r"\b(?:import|include)\b")
+
+
+def _jq(args: tuple[str, ...], globs: frozenset[int]) -> str:
+    # `import "m" as $m;` and `include "m";` read files from jq's module search path (and a
+    # `{search: "/anywhere"}` of the program's choosing).
+    if any(_JQ_MODULES.search(arg) for arg in args):
+        return "loads jq modules, which reads files this check cannot see"
+    return _table("jq", args, READ_ONLY["jq"], globs)
+
+
+def _tree(args: tuple[str, ...], globs: frozenset[int]) -> str:
+    # tree gives -L, -P and -I the next word even inside a cluster (`-Lo 1 out` is
+    # `-L 1 -o out`): a cluster is not read the way getopt reads it, so it is refused.
+    for arg in args:
+        if arg.startswith("-") and not arg.startswith("--") and len(arg) > 2:
+            return f"uses the cluster of options `{arg}`, which tree reads its own way"
+    return _table("tree", args, READ_ONLY["tree"], globs)
+
+
 def _cd(args: tuple[str, ...], globs: frozenset[int]) -> str:
     if "-" in args:
         return "goes back to the previous directory, which this check does not know"
@@ -313,6 +333,8 @@ _CHECKS: dict[str, Callable[[tuple[str, ...], frozenset[int]], str]] = {
     "env": _env,
     "command": _command,
     "cd": _cd,
+    "tree": _tree,
+    "jq": _jq,
 }
 
 

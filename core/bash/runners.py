@@ -20,6 +20,7 @@ are not looked into: a rule speaks about command lines, and the README says so.
 
 from __future__ import annotations
 
+import itertools
 import os
 import shlex
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 from core.bash.commands import READ_ONLY
 from core.bash.flags import scan
 from core.bash.git import GLOBAL
-from core.bash.wrappers import WRAPPERS, base_name, unwrap_once
+from core.bash.wrappers import SAFE_ENV_VARS, WRAPPERS, base_name, unwrap_once
 
 # How deep commands inside commands are followed before the answer becomes `unseen`.
 _MAX_DEPTH = 6
@@ -35,29 +36,30 @@ _MAX_DEPTH = 6
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox", "fish", "rbash"})
 
 # Commands git runs itself, so an alias can never stand in for them: its builtins (git
-# 2.39's `git --list-cmds=builtins`, and later ones) and the scripts every git package
-# ships. Any other word after `git` may be an alias (`git svn` is one when git-svn is not
-# installed), so it may be any git command at all.
+# 2.39's `git --list-cmds=builtins`; later gits' new ones are left out, since on 2.39 an
+# alias may carry their names) and the scripts every git package ships. Any other word
+# after `git` may be an alias (`git svn` is one when git-svn is not installed), so it may
+# be any git command at all.
 GIT_COMMANDS = frozenset(
     """
-    add am annotate apply archive backfill bisect blame branch bugreport bundle cat-file
-    check-attr check-ignore check-mailmap check-ref-format checkout checkout-index cherry
-    cherry-pick clean clone column commit commit-graph commit-tree config count-objects
-    credential credential-cache credential-store describe diagnose diff diff-files
-    diff-index diff-tree difftool fast-export fast-import fetch fetch-pack filter-branch
-    fmt-merge-msg for-each-ref for-each-repo format-patch fsck fsck-objects gc
-    get-tar-commit-id grep hash-object help hook index-pack init init-db interpret-trailers
-    last-modified log ls-files ls-remote ls-tree mailinfo mailsplit maintenance merge
-    merge-base merge-file merge-index merge-octopus merge-one-file merge-ours
-    merge-recursive merge-recursive-ours merge-recursive-theirs merge-resolve merge-subtree
-    merge-tree mergetool mktag mktree multi-pack-index mv name-rev notes pack-objects
-    pack-redundant pack-refs patch-id pickaxe prune prune-packed pull push quiltimport
-    range-diff read-tree rebase receive-pack reflog refs remote remote-ext remote-fd repack
-    replace replay repo request-pull rerere reset restore rev-list rev-parse revert rm
-    send-pack shortlog show show-branch show-index show-ref sparse-checkout stage stash
-    status stripspace submodule switch symbolic-ref tag unpack-file unpack-objects
-    update-index update-ref update-server-info upload-archive upload-pack var verify-commit
-    verify-pack verify-tag version whatchanged worktree write-tree
+    add am annotate apply archive bisect blame branch bugreport bundle cat-file check-attr
+    check-ignore check-mailmap check-ref-format checkout checkout-index cherry cherry-pick
+    clean clone column commit commit-graph commit-tree config count-objects credential
+    credential-cache credential-store describe diagnose diff diff-files diff-index diff-tree
+    difftool fast-export fast-import fetch fetch-pack filter-branch fmt-merge-msg
+    for-each-ref for-each-repo format-patch fsck fsck-objects gc get-tar-commit-id grep
+    hash-object help hook index-pack init init-db interpret-trailers log ls-files ls-remote
+    ls-tree mailinfo mailsplit maintenance merge merge-base merge-file merge-index
+    merge-octopus merge-one-file merge-ours merge-recursive merge-recursive-ours
+    merge-recursive-theirs merge-resolve merge-subtree merge-tree mergetool mktag mktree
+    multi-pack-index mv name-rev notes pack-objects pack-redundant pack-refs patch-id
+    pickaxe prune prune-packed pull push quiltimport range-diff read-tree rebase
+    receive-pack reflog remote remote-ext remote-fd repack replace request-pull rerere reset
+    restore rev-list rev-parse revert rm send-pack shortlog show show-branch show-index
+    show-ref sparse-checkout stage stash status stripspace submodule switch symbolic-ref tag
+    unpack-file unpack-objects update-index update-ref update-server-info upload-archive
+    upload-pack var verify-commit verify-pack verify-tag version whatchanged worktree
+    write-tree
     """.split()  # noqa: SIM905 - a word list reads better than 150 quoted strings
 )
 
@@ -235,23 +237,16 @@ def _is_flag(word: str, flag: str) -> bool:
     return word.startswith("-") and not word.startswith("--") and flag[1] in word[1:]
 
 
-# Variables that make the shell or the program run other code (`BASH_ENV`, `PS4` with a
-# substitution under `set -x`, `GIT_EXTERNAL_DIFF`, `LD_PRELOAD`, a `PATH` that decides
-# which program a name is).
-_CODE_VARS = frozenset(
-    {"PATH", "BASH_ENV", "ENV", "PS0", "PS1", "PS2", "PS4", "PROMPT_COMMAND", "PAGER",
-     "MANPAGER", "EDITOR", "VISUAL", "SHELL", "PYTHONSTARTUP", "PYTHONPATH", "PYTHONHOME",
-     "NODE_OPTIONS", "NODE_PATH", "PERL5OPT", "PERL5LIB", "RUBYOPT", "RUBYLIB", "IFS",
-     "SSH_ASKPASS", "SUDO_ASKPASS", "LESSOPEN", "LESSCLOSE", "BROWSER", "TERMINAL"}
-)  # fmt: skip
-
-
 def assignments_run(assignments: tuple[str, ...]) -> str:
-    """Why these `NAME=value` words may make a command run code nobody named, or ""."""
+    """Why these `NAME=value` words may make a command run code nobody named, or "".
+
+    Many variables do (`BASH_ENV`, `PS4` under `set -x`, `GIT_EXTERNAL_DIFF`, `LD_PRELOAD`,
+    `TAR_OPTIONS='--checkpoint-action=exec=...'`, a `PATH` that decides which program a name
+    is), and no list of them is complete: only the variables known to be harmless pass."""
     for word in assignments:
         name = word.partition("=")[0].rstrip("+")
-        if name in _CODE_VARS or name.startswith(("GIT_", "LD_", "DYLD_", "BASH_FUNC_")):
-            return f"setting {name} can make the command run other programs"
+        if name not in SAFE_ENV_VARS:
+            return f"setting {name} may make the command run other programs"
     return ""
 
 
@@ -366,7 +361,11 @@ def _env(argv: tuple[str, ...], depth: int) -> Runs:
         word = argv[index]
         index += 1
         if word == "--" or not word.startswith("-") or word == "-":
-            return Runs()  # assignments and the command: unwrap_once handles those
+            # Its NAME=value words, then the command (which unwrap_once finds).
+            start = index if word == "--" else index - 1
+            settings = tuple(itertools.takewhile(lambda w: "=" in w, argv[start:]))
+            why = assignments_run(settings)
+            return Runs(unseen=why) if why else Runs()
         if word.startswith("--"):
             name, eq, value = word.partition("=")
             matches = [long for long in _ENV_LONG if long.startswith(name) and len(name) > 2]

@@ -35,6 +35,7 @@ from ..bash import (
     touched_paths,
     unwrap,
 )
+from ..bash.commands import READ_ONLY
 from ..bash.flags import scan
 from ..bash.paths import argv_paths
 from ..bash.readonly import command_problem
@@ -75,7 +76,7 @@ from .paths import (
     is_within,
     protected_part,
 )
-from .reach import Reach, reach_of, symlink_out
+from .reach import Reach, names_split_whole, reach_of, symlink_out
 from .rules import parse_rule, rule_names_tool
 from .sandboxing import SandboxView, choose_sandbox
 from .shell_places import ShellPlaces, shell_places
@@ -402,8 +403,8 @@ def _shell_paths_hit(
     seen: list[tuple[PathAccess, str]] = []
     mentioned: tuple[PermissionRule, bool] | None = None  # a may-hit, after any sure one
     read_rules = [r for r in path_rules if rule_family(r.tool_name) == "read"]
-    if call.shell_problem:
-        return path_rules[0], False
+    if call.shell_problem or not call.analysis.ok:
+        return path_rules[0], False  # not read as bash will run it: it may touch anything
     for index, command in enumerate(call.analysis.commands):
         paths = call.command_paths(index, for_write=False)
         if paths is None and (command.wild or command.argv is None):
@@ -419,6 +420,8 @@ def _shell_paths_hit(
                 if any(_may_cover_below(rule, call, tree) for tree in roots):
                     return rule, False
             paths = tuple(place for path in own for place in call.places(path, index))
+        if paths is None and _program(command) in READ_ONLY:
+            return path_rules[0], False  # a reader whose files are not known (names from -)
         for path in paths or ():
             seen += [("read", path), ("edit", path)]
         mentioned = mentioned or _mentioned_path_hit(call, index, path_rules, behavior)
@@ -683,6 +686,14 @@ def _fed_by_find(call: Call, index: int) -> tuple[tuple[str, ...], tuple[str, ..
     roots = touched_paths(previous)
     if options.unknown or options.paths or inner is None or roots is None:
         return None
+    whole = options.has("-0", "--null") and "-print0" in previous.argv
+    directories = call.shell.of(index - 1, call.cwd) if call.shell else (call.cwd,)
+    if not whole and not all(
+        names_split_whole(absolute(_expand(root), directory))
+        for root in roots or (".",)
+        for directory in directories
+    ):
+        return None  # a name with a blank or a quote becomes words of xargs' choosing
     own = argv_paths(inner)
     return None if own is None else (roots, tuple(own))
 
@@ -828,8 +839,11 @@ def command_paths(command: SimpleCommand, cwd: Path, *, for_write: bool) -> tupl
     paths = touched_paths(command)
     if paths is None or not command.wild:
         return paths
+    # A glob names the files it matches even for a program that opens none of them: `echo
+    # /etc/*` lists a directory.
+    globbed = tuple(w for w in (command.argv or ())[1:] if is_glob(w) and w not in paths)
     expanded: list[str] = []
-    for path in paths:
+    for path in (*paths, *globbed):
         matches = expand(path, cwd, for_write=for_write)
         if matches is None:
             return None

@@ -72,7 +72,8 @@ def reach_of(command: SimpleCommand, operands: tuple[str, ...]) -> Reach:
     recursive = (
         name in _ALWAYS_RECURSIVE
         or (name in _GREPS and _has(flags, "r", "R", "--recursive", "--dereference-recursive"))
-        or (name in _GREPS and any(f in ("-d", "--directories=recurse") for f in flags))
+        or (name in _GREPS and _directories_recurse(args))
+        or (name in ("diff", "colordiff") and _has(flags, "r", "--recursive"))
         or (name == "ls" and _has(flags, "R", "--recursive"))
     )
     if not recursive:
@@ -83,9 +84,10 @@ def reach_of(command: SimpleCommand, operands: tuple[str, ...]) -> Reach:
         or (name == "find" and ("-L" in args or "-follow" in args or "-H" in args))
         or (name in ("du", "ls") and _has(flags, "L", "--dereference"))
         or (name == "tree" and "-l" in flags)
+        or name in ("diff", "colordiff")  # diff -r follows symlinks it meets
     )
     trees = operands or ((".",) if name in _DEFAULT_DOT or name in _GREPS else ())
-    content = name in _GREPS or name in _CONTENT_READERS
+    content = name in _GREPS or name in _CONTENT_READERS or name in ("diff", "colordiff")
     return Reach(trees=tuple(trees), reads_content=content, follows_symlinks=follows)
 
 
@@ -98,7 +100,7 @@ _GIT_HISTORY_PRINTERS = frozenset(
 _LOG_CONTENT_FLAGS = frozenset(
     {"-p", "-u", "--patch", "-c", "--cc", "-m", "--full-diff", "-W", "--function-context",
      "--binary", "--word-diff", "--color-words", "--textconv", "--ext-diff", "--patch-with-stat",
-     "--patch-with-raw", "--remerge-diff", "--diff-merges"}
+     "--patch-with-raw", "--remerge-diff", "--diff-merges", "--check"}
 )  # fmt: skip
 _LOG_CONTENT_PREFIXES = ("-S", "-G", "-L", "-U", "--unified", "--word-diff", "--color-words",
                          "--pickaxe", "--diff-merges", "--find-object")  # fmt: skip
@@ -135,6 +137,16 @@ def _archiver(name: str, args: tuple[str, ...]) -> Reach:
     return Reach(trees=trees, reads_content=True)
 
 
+def _directories_recurse(args: tuple[str, ...]) -> bool:
+    """grep's `-d recurse`, `-drecurse`, `--directories=recurse` or `--directories recurse`."""
+    for index, word in enumerate(args):
+        if word in ("-drecurse", "--directories=recurse"):
+            return True
+        if word in ("-d", "--directories") and args[index + 1 : index + 2] == ("recurse",):
+            return True
+    return False
+
+
 def _has(flags: list[str], *wanted: str) -> bool:
     """A short flag (`R`, also inside `-Rn`) or a long one (`--recursive`) is given."""
     for flag in flags:
@@ -150,6 +162,10 @@ def _git(args: tuple[str, ...]) -> Reach:
     problem, sub, rest, chdirs = split_global(args)
     if problem or sub is None:
         return Reach()
+    if sub == "diff" and "--no-index" in rest:
+        # Two paths outside git's view, directories compared whole like diff -r.
+        operands = tuple(w for w in rest if not w.startswith("-"))
+        return Reach(trees=operands, reads_content=True)
     if _prints_history(sub, rest):
         pathspec = tuple(rest[rest.index("--") + 1 :]) if "--" in rest else None
         objects = tuple(
@@ -184,6 +200,19 @@ def symlink_out(tree: Path, inside: Callable[[Path], bool]) -> str | None:
         if os.path.islink(path) and not inside(path):
             return str(path)
     return None
+
+
+_XARGS_SPLITS = frozenset(" \t\n'\"\\")
+
+
+def names_split_whole(tree: Path) -> bool:
+    """Whether xargs (without -0) would pass every name below `tree` as one word: it splits
+    at blanks and newlines and reads quotes and backslashes, so a file called
+    `q /etc/shadow` would hand it `/etc/shadow`. A tree too big to walk does not count."""
+    for count, path in enumerate(_walk(tree)):
+        if count >= WALK_LIMIT or _XARGS_SPLITS.intersection(path.name):
+            return False
+    return not _XARGS_SPLITS.intersection(tree.name)
 
 
 def _walk(tree: Path) -> Iterator[Path]:

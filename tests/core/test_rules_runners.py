@@ -215,3 +215,30 @@ def test_code_the_analysis_cannot_read_asks_when_a_rule_could_be_in_it(command: 
 )
 def test_runners_found_by_attack_are_looked_into(command: str):
     assert isinstance(decide(command, DENY_PUSH), Deny), command
+
+
+# Found by a second attack.
+@pytest.mark.parametrize(
+    ("command", "rule"),
+    [
+        ("TAR_OPTIONS='--checkpoint-action=exec=rm\\ v' tar cf /dev/null a", "deny Bash(rm:*)"),
+        ("env TAR_OPTIONS=x tar cf /dev/null a", "deny Bash(rm:*)"),
+        ("[ x > .git/config ]", "deny Edit(.git/**)"),
+        ("printf '.env\\0' | sort --files0-from=-", "deny Read(.env)"),
+        ("find . -name '*.txt' | xargs cat", "deny Read(.env)"),
+        ("grep --directories recurse SECRET .", "deny Read(.env)"),
+        ("diff -rN . /tmp/empty", "deny Read(.env)"),
+        ("git diff --no-index . /tmp/empty", "deny Read(.env)"),
+    ],
+)
+def test_second_round_reads_and_runs_ask_or_deny(command: str, rule: str):
+    assert not isinstance(decide(command, rule), Allow), command
+
+
+def test_sed_reads_an_operand_that_looks_like_an_assignment():
+    assert isinstance(decide("sed -n p 'a=/../.env'", "deny Read(.env)"), Deny)
+
+
+@pytest.mark.parametrize("command", ["sort --files0-from=-", "file -f -", "echo /etc/*"])
+def test_reads_of_names_nobody_can_see_ask_in_default_mode(command: str):
+    assert isinstance(decide(command, mode="default"), Ask), command
