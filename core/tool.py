@@ -14,6 +14,7 @@ freely from `call`, because the lifecycle turns any exception into an error resu
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
@@ -30,10 +31,12 @@ from .permissions.targets import RuleTarget
 from .sandbox.policy import SandboxPolicy
 
 if TYPE_CHECKING:
-    from .events import EventSink
+    from .events import EngineEvent, EventSink
     from .ports import UserPort
     from .registry import ToolPool
     from .sandbox.session import SessionSandbox
+
+_log = logging.getLogger(__name__)
 
 DEFAULT_MAX_RESULT_SIZE_CHARS = 50_000
 """The global ceiling: no tool result above this size goes to the model inline."""
@@ -156,6 +159,17 @@ class ToolContext:
 
     def replace(self, **changes: Any) -> ToolContext:
         return replace(self, **changes)
+
+    def emit(self, event: EngineEvent) -> None:
+        """Send `event` to the session's sink, if there is one; a failing sink never fails
+        the call (TodoWrite's and the plan tools' state changes go this way)."""
+        sink = self.options.events
+        if sink is None:
+            return
+        try:
+            sink(event)
+        except Exception:
+            _log.exception("event sink failed on %s", type(event).__name__)
 
     def for_call(self, tool_use_id: str, abort: AbortSignal) -> ToolContext:
         """This context for one call: its own id and abort signal, everything else shared.

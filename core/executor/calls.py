@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 from pydantic import ValidationError
 
 from ..sandbox.policy import SandboxKind
-from ..tool import ContextModifier, ToolResultBlock
+from ..tool import ContextModifier, ToolResultBlock, shorten
 
 if TYPE_CHECKING:
     from ..registry import AnyTool, ToolPool
@@ -157,3 +157,26 @@ def describe_call(tool: AnyTool | None, call: ToolCall, parsed: Any) -> str:
         except Exception:
             pass
     return call.name
+
+
+def tool_event_fields(
+    tool_use_id: str, tool_name: str, batch_id: str, parent_tool_use_id: str | None
+) -> dict[str, Any]:
+    """The fields every event about one call carries (both executor modules emit them)."""
+    return {
+        "tool_use_id": tool_use_id,
+        "tool_name": tool_name,
+        "batch_id": batch_id,
+        "parent_tool_use_id": parent_tool_use_id,
+    }
+
+
+def call_summary(tool: Any, parsed: Any, raw_input: Any) -> str:
+    """One line for people about a call: the tool's own summary of its input, or the raw
+    input shortened when the tool cannot give one."""
+    if tool is not None and parsed is not None:
+        try:
+            return str(tool.summarize_input(parsed))
+        except Exception:
+            pass
+    return shorten(repr(raw_input), 80)

@@ -54,7 +54,15 @@ from ..results import (
 )
 from ..sandbox.policy import SandboxPolicy, Unsandboxed
 from ..tool import ToolContext, ToolResult, ToolResultBlock
-from .calls import Classified, Stage, ToolCall, ToolCallOutcome, error_outcome
+from .calls import (
+    Classified,
+    Stage,
+    ToolCall,
+    ToolCallOutcome,
+    call_summary,
+    error_outcome,
+    tool_event_fields,
+)
 from .services import ExecutorServices
 
 OnProgress = Callable[[str, str, Any], None]
@@ -339,7 +347,7 @@ class _CallRun:
             tool_use_id=self.call.id,
             tool_name=tool.name,
             input=_as_mapping(parsed.model_dump(mode="json", exclude_unset=True, by_alias=True)),
-            summary=_summary(tool, parsed),
+            summary=call_summary(tool, parsed, self.call.input),
             message=decision.message,
             decided_by=decision.decided_by,
             suggestions=decision.suggestions,
@@ -441,12 +449,9 @@ class _CallRun:
     # -- events ---------------------------------------------------------------------------
 
     def event_fields(self) -> dict[str, Any]:
-        return {
-            "tool_use_id": self.call.id,
-            "tool_name": self.tool_name,
-            "batch_id": self.batch_id,
-            "parent_tool_use_id": self.services.parent_tool_use_id,
-        }
+        return tool_event_fields(
+            self.call.id, self.tool_name, self.batch_id, self.services.parent_tool_use_id
+        )
 
     def notice(self, level: Literal["info", "warning", "error"], text: str) -> None:
         self.services.emit(ToolNotice(level=level, text=text, **self.event_fields()))
@@ -503,13 +508,6 @@ def _described(error: BaseException) -> str:
 
 def _as_mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {"input": value}
-
-
-def _summary(tool: AnyTool, parsed: Any) -> str:
-    try:
-        return tool.summarize_input(parsed)
-    except Exception:
-        return ""
 
 
 def _text(block: ToolResultBlock) -> str:

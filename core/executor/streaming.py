@@ -36,7 +36,7 @@ from typing import Any, Literal
 
 from ..abort import AbortController, AbortSignal
 from ..events import ToolCancelled, ToolCompleted, ToolQueued, ToolStarted
-from ..tool import ContextModifier, ToolContext, shorten
+from ..tool import ContextModifier, ToolContext
 from .calls import (
     CancelReason,
     Classified,
@@ -45,11 +45,13 @@ from .calls import (
     ResultUpdate,
     ToolCall,
     ToolCallOutcome,
+    call_summary,
     cancel_message,
     cancelled_outcome,
     classify,
     describe_call,
     error_outcome,
+    tool_event_fields,
 )
 from .lifecycle import run_tool_use
 from .services import ExecutorServices
@@ -404,20 +406,15 @@ class StreamingToolExecutor:
 
     def _event_fields(self, tracked: _Tracked) -> dict[str, Any]:
         if not tracked.event_fields:
-            tracked.event_fields = {
-                "tool_use_id": tracked.call.id,
-                "tool_name": tracked.tool_name,
-                "batch_id": tracked.batch_id,
-                "parent_tool_use_id": self._services.parent_tool_use_id,
-            }
+            tracked.event_fields = tool_event_fields(
+                tracked.call.id,
+                tracked.tool_name,
+                tracked.batch_id,
+                self._services.parent_tool_use_id,
+            )
         return tracked.event_fields
 
 
 def _summary(tracked: _Tracked) -> str:
-    tool, parsed = tracked.classified.tool, tracked.classified.parsed
-    if tool is not None and parsed is not None:
-        try:
-            return tool.summarize_input(parsed)
-        except Exception:
-            pass
-    return shorten(repr(tracked.call.input), 80)
+    classified = tracked.classified
+    return call_summary(classified.tool, classified.parsed, tracked.call.input)

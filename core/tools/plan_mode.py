@@ -27,7 +27,6 @@ user sees the prompts in the review before approving.
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
 import re
 import shutil
@@ -41,7 +40,7 @@ from pydantic import ConfigDict, Field
 
 from ..app_state import AppState
 from ..bash.wrappers import WRAPPERS
-from ..events import EngineEvent, ModeChanged
+from ..events import ModeChanged
 from ..permissions.context import PermissionMode, PermissionRule, ToolPermissionContext
 from ..permissions.modes import MODE_LABELS, ModeUnavailable, switch_mode
 from ..permissions.rules import RuleSyntaxError, parse_rule
@@ -54,8 +53,6 @@ from ..tool import (
     ToolResult,
     ToolResultBlock,
 )
-
-log = logging.getLogger(__name__)
 
 PLAN_FILE_NAME = "plan.md"
 MAX_PLAN_BYTES = 1_000_000
@@ -134,8 +131,7 @@ class EnterPlanMode(Tool[EnterPlanModeInput]):
         already = before.mode == "plan"
         context.set_app_state(lambda state: _into_plan(state, path))
         if not already:
-            emit(
-                context,
+            context.emit(
                 ModeChanged(mode="plan", previous=before.mode, why="the agent entered plan mode"),
             )
         exists = await asyncio.to_thread(path.exists)
@@ -363,8 +359,7 @@ def _approve(
 
     context.set_app_state(leave_plan)
     after = context.permission_context
-    emit(
-        context,
+    context.emit(
         ModeChanged(mode=after.mode, previous=before.mode, why="the user approved the plan"),
     )
     return PlanOutcome(
@@ -479,14 +474,3 @@ def _render_outcome(data: PlanOutcome) -> str:
         )
     parts.append(f"The approved plan (saved in {data.plan_file}):\n\n{data.plan}")
     return "\n\n".join(parts)
-
-
-def emit(context: ToolContext, event: EngineEvent) -> None:
-    """Send `event` to the front end, if there is one; a failing sink never fails the call."""
-    sink = context.options.events
-    if sink is None:
-        return
-    try:
-        sink(event)
-    except Exception:
-        log.exception("event sink failed on %s", type(event).__name__)

@@ -18,14 +18,13 @@ Two choices worth knowing:
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
 from ..app_state import AppState, Updater
-from ..events import EngineEvent, TodosChanged
+from ..events import TodosChanged
 from ..tool import (
     Progress,
     Tool,
@@ -35,8 +34,6 @@ from ..tool import (
     ToolResultBlock,
     ValidationResult,
 )
-
-log = logging.getLogger(__name__)
 
 TodoStatus = Literal["pending", "in_progress", "completed"]
 
@@ -136,7 +133,7 @@ class TodoWrite(Tool[TodoWriteInput]):
         new = tuple(Todo(t.content, t.status, t.active_form) for t in input.todos)
         old = context.get_app_state().todos
         context.set_app_state(_replace_todos(new))
-        emit(context, TodosChanged(todos=new, agent_id=context.agent_id))
+        context.emit(TodosChanged(todos=new, agent_id=context.agent_id))
         return ToolResult(TodoWriteOutput(tuple(_todos_only(old)), new))
 
     def hook_response(self, input: TodoWriteInput, data: Any) -> Any:
@@ -208,14 +205,3 @@ def _replace_todos(todos: tuple[Todo, ...]) -> Updater:
 def _todos_only(values: tuple[object, ...]) -> list[Todo]:
     # AppState.todos is typed loosely (Any); keep only values this module understands.
     return [v for v in values if isinstance(v, Todo)]
-
-
-def emit(context: ToolContext, event: EngineEvent) -> None:
-    """Send `event` to the front end, if there is one; a failing sink never fails the call."""
-    sink = context.options.events
-    if sink is None:
-        return
-    try:
-        sink(event)
-    except Exception:
-        log.exception("event sink failed on %s", type(event).__name__)
