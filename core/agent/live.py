@@ -183,7 +183,7 @@ class LiveSession:
         try:
             await AGENTS.close(self.store)
             unregister_runtime(self.store)
-            await SHELLS.close_all()
+            await SHELLS.close(self.store)  # this session's shells; others' carry on
             await self.sandbox.close()
         finally:
             self.audit.close()

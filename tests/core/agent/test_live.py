@@ -124,3 +124,31 @@ async def test_resuming_a_session_restores_its_mode_and_its_todos(tmp_path: Path
         )
     finally:
         await resumed.close()
+
+
+async def test_closing_one_session_leaves_another_sessions_shells_running(tmp_path: Path):
+    """Two sessions in one process (a server, say): each has its own shells."""
+    from core.tools.shells import shell_session
+
+    first = await open_session(
+        prepare_session(SessionOptions(cwd=tmp_path, demo=True, scenario="quick")),
+        sink=EventRecorder(),
+        trusted=True,
+    )
+    second = await open_session(
+        prepare_session(SessionOptions(cwd=tmp_path, demo=True, scenario="quick")),
+        sink=EventRecorder(),
+        trusted=True,
+    )
+    try:
+        theirs = shell_session(second.context)
+        shell = await theirs.start_background(
+            "sleep 30", "waits", fallback_cwd=second.context.cwd, session_dir=None
+        )
+        assert shell_session(first.context) is not theirs
+        await first.close()
+        assert shell.status == "running", "the other session's background shell was stopped"
+    finally:
+        await first.close()
+        await second.close()
+    assert shell.status != "running"
