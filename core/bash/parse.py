@@ -440,6 +440,14 @@ def _redirect(walk: Walk, node: Node) -> Redirect:
         else:
             destinations += 1
             target = _word(walk, child)
+            if _has_unquoted_glob(walk, child):
+                # Bash expands a pattern here when it matches one file: the file is not the
+                # text (`> .gi?/config`).
+                walk.problems.append(
+                    f"the redirection `{walk.text(node)}` names a file by a pattern"
+                )
+                target = None
+                destinations += 1
     if destinations != 1:
         target = None
     written = fd + operator

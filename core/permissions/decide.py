@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Protocol
@@ -39,7 +39,7 @@ from ..bash.commands import READ_ONLY
 from ..bash.flags import scan
 from ..bash.paths import argv_paths
 from ..bash.readonly import command_problem
-from ..bash.wrappers import WRAPPERS, unwrap_once
+from ..bash.wrappers import WRAPPERS, base_name, unwrap_once
 from ..hooks import PreToolUseOutcome
 from ..ports import Approve, PermissionAnswer, PermissionRequest
 from ..tool import PASSTHROUGH, PermissionResult, Tool, ToolContext
@@ -69,6 +69,7 @@ from .match import (
     word_tokens,
 )
 from .paths import (
+    PROTECTED_NAMES,
     absolute,
     compile_pattern,
     inside_working_dirs,
@@ -76,7 +77,7 @@ from .paths import (
     is_within,
     protected_part,
 )
-from .reach import Reach, names_split_whole, reach_of, symlink_out
+from .reach import Reach, names_split_whole, reach_of, symlink_out, tree_holds
 from .rules import parse_rule, rule_names_tool
 from .sandboxing import SandboxView, choose_sandbox
 from .shell_places import ShellPlaces, shell_places
@@ -95,7 +96,7 @@ PLAN_MODE_MESSAGE = (
     "and was not run. Finish exploring, write your plan, and present it with ExitPlanMode."
 )
 FILESYSTEM_COMMANDS = frozenset({"mkdir", "touch", "mv", "cp", "rm", "rmdir"})
-REMOVAL_COMMANDS = frozenset({"rm", "rmdir"})
+REMOVAL_COMMANDS = frozenset({"rm", "rmdir", "unlink", "shred", "mv"})
 
 _BYPASS = BY_BYPASS
 _PLAN = DecidedBy("mode", "plan mode")
@@ -139,6 +140,8 @@ class Call:
         """A path part `part` of a shell command names, made absolute from every directory
         that part may run in. Not folded: `link/..` must reach both_forms as written."""
         text = os.path.expanduser(path) if path.startswith("~") else path
+        if text.startswith("~"):
+            return ()  # `~+`, `~-`, `~nobody`: not a home directory this check can name
         if os.path.isabs(text):
             return (text,)
         return tuple(os.path.join(directory, text) for directory in self._dirs(part))
@@ -154,6 +157,10 @@ class Call:
                 return None
             for path in paths:
                 text = os.path.expanduser(path) if path.startswith("~") else path
+                if text.startswith("~") or _PROCESS_RELATIVE.match(text):
+                    # `~+` is $PWD and `~-` $OLDPWD to bash; `~nobody` is nothing; and
+                    # /proc/self/cwd is where the *command* runs, not where proctor does.
+                    return None
                 found.append(text if os.path.isabs(text) else os.path.join(directory, text))
         return tuple(dict.fromkeys(found))
 
@@ -170,10 +177,10 @@ class Call:
             for part, command in enumerate(self.analysis.commands):
                 for redirect in command.redirects:
                     if redirect.writes:
-                        if redirect.target is None:
-                            yield None
-                        else:
-                            yield from self.places(redirect.target, part)
+                        places = (
+                            () if redirect.target is None else self.places(redirect.target, part)
+                        )
+                        yield from places or (None,)
 
 
 class DecisionChain:
@@ -407,9 +414,12 @@ def _shell_paths_hit(
         return path_rules[0], False  # not read as bash will run it: it may touch anything
     for index, command in enumerate(call.analysis.commands):
         paths = call.command_paths(index, for_write=False)
-        if paths is None and (command.wild or command.argv is None):
-            # A glob, or words known only when bash runs (`cat {.env,x}`, `cat $f`): they
-            # may name anything.
+        unknown_redirect = any(
+            r.target is None and not r.operator.startswith("<<") for r in command.redirects
+        )
+        if paths is None and (command.wild or command.argv is None or unknown_redirect):
+            # A glob, or words known only when bash runs (`cat {.env,x}`, `cat $f`, `< .en?`):
+            # they may name anything.
             return path_rules[0], False
         if paths is None and command.argv and os.path.basename(command.argv[0]) == "xargs":
             fed = _fed_by_find(call, index)
@@ -424,6 +434,15 @@ def _shell_paths_hit(
             return path_rules[0], False  # a reader whose files are not known (names from -)
         for path in paths or ():
             seen += [("read", path), ("edit", path)]
+        removed = _removed_paths(call, index)
+        if removed is _UNKNOWN_PATHS:
+            return path_rules[0], False
+        for tree in removed or ():
+            # Removing a directory edits everything below it.
+            where = absolute(_expand(tree), call.cwd)
+            for rule in path_rules:
+                if rule_family(rule.tool_name) == "edit" and _covers_below(rule, call, where):
+                    return rule, True
         mentioned = mentioned or _mentioned_path_hit(call, index, path_rules, behavior)
         reach = reach_of(command, paths or ())
         seen += [("read", path) for path in _object_places(call, index, reach)]
@@ -433,8 +452,8 @@ def _shell_paths_hit(
         trees = reach.trees if reach.reads_content else ()
         trees = tuple(place for tree in trees for place in call.places(tree, index))
         for rule in read_rules:
-            if any(_may_cover_below(rule, call, tree) for tree in trees):
-                return rule, False  # it may read what the rule covers, or may not
+            if not mentioned and any(_may_cover_below(rule, call, tree) for tree in trees):
+                mentioned = (rule, False)  # it may read what the rule covers, or may not
     for written in call.writes():
         if written is None:
             return path_rules[0], False
@@ -499,6 +518,15 @@ def _history_hit(
                 if target_matches(rule, target, call.cwd, behavior):
                     return rule, False
     return None
+
+
+def _covers_below(rule: PermissionRule, call: Call, tree: Path) -> bool:
+    """Whether an Edit rule covers anything below `tree` (deny and ask rules only)."""
+
+    def covered(path: Path) -> bool:
+        return target_matches(rule, PathTarget(path, "edit"), call.cwd, "deny")
+
+    return tree_holds(tree, covered)
 
 
 def _mentioned_path_hit(
@@ -724,6 +752,14 @@ def _accepted_edit(call: Call) -> bool:
         paths = call.command_paths(index, for_write=True)
         if paths is None or not all(_editable(call, p) for p in paths):
             return False
+        removed = _removed_paths(call, index)
+        if removed is _UNKNOWN_PATHS or any(not _removable(call, p) for p in removed or ()):
+            return False
+        reach = reach_of(command, paths)
+        if reach.follows_symlinks and any(
+            symlink_out(absolute(tree, call.cwd), call.inside) for tree in reach.trees
+        ):
+            return False  # `cp -rL` copies in what a symlink out of the project points at
         # Redirections were checked as edits just above (touched_paths includes them).
         if _program(command) not in FILESYSTEM_COMMANDS and command_problem(command):
             return False
@@ -734,20 +770,77 @@ def _editable(call: Call, path: str | Path) -> bool:
     return call.inside(path) and protected_part(_expand(path), call.cwd) is None
 
 
-def critical_removal(call: Call) -> str | None:
-    """The critical path a shell command would remove (rm, rmdir), if any."""
+def _removable(call: Call, path: str) -> bool:
+    """Removing (or moving away) a path takes everything below it: never the project or a
+    parent of it, and never a directory that holds a protected one (`vendor/lib/.git`)."""
+    where = absolute(_expand(path), call.cwd)
+    if is_critical(where, call.cwd):
+        return False
+    return not tree_holds(where, lambda below: below.name.lower() in PROTECTED_NAMES)
+
+
+def critical_removal(call: Call, depth: int = 0) -> str | None:
+    """The critical path a shell command would remove or move away, if any: in its own
+    parts, in the scripts they run (`bash -c 'rm -rf /'`), and where what it removes cannot
+    be told (`rm -rf "$HOME"`)."""
     if call.analysis is None:
         return None
+    unknown = "paths that could not be told (they depend on the shell)"
     for index, command in enumerate(call.analysis.commands):
-        if _program(command) not in REMOVAL_COMMANDS:
-            continue
-        paths = call.command_paths(index, for_write=True)
-        if paths is None or call.shell_problem:
-            return "paths that could not be told (they depend on the shell)"
-        for path in paths:
+        removed = _removed_paths(call, index)
+        if removed is _UNKNOWN_PATHS or (removed and call.shell_problem):
+            return unknown
+        for path in removed or ():
             if is_critical(_expand(path), call.cwd):
                 return path
+        runs = command_runs(call.analysis, command)
+        for inner in runs.commands:
+            first = inner.words[0] if inner.words else None
+            if inner.exact is None and (first is None or base_name(first) in REMOVAL_COMMANDS):
+                return unknown  # `find ~ -exec rm -rf {} +`: what it removes is found later
+        for script in runs.scripts:
+            if depth >= _MAX_SCRIPT_DEPTH:
+                return unknown
+            analysis = analyze(script)
+            for start in call.shell.of(index, call.cwd) if call.shell else (call.cwd,):
+                inner_call = replace(
+                    call,
+                    target=CommandTarget(script),
+                    analysis=analysis,
+                    shell=shell_places(analysis, start),
+                )
+                if found := critical_removal(inner_call, depth + 1):
+                    return found
     return None
+
+
+_UNKNOWN_PATHS: tuple[str, ...] = ("?",)
+_PROCESS_RELATIVE = re.compile(r"/proc/(?:self|thread-self|\d+)/(?:cwd|root|fd)(?:/|$)|/dev/fd/")
+_REMOVES = re.compile(r"(?:^|[\s/;&|(`])(?:rm|rmdir|unlink|shred|mv)\b|-delete\b")
+
+
+def _removed_paths(call: Call, part: int) -> tuple[str, ...] | None:
+    """The paths part `part` removes or moves away (None: it removes nothing;
+    `_UNKNOWN_PATHS`: it may, but where cannot be told)."""
+    assert call.analysis is not None
+    command = call.analysis.commands[part]
+    if command.argv is None:
+        return _UNKNOWN_PATHS if _REMOVES.search(command.text) else None
+    words = unwrap(command.argv)
+    program = base_name(words[0]) if words else ""
+    if program == "find" and "-delete" in words:
+        roots = touched_paths(command)
+        if roots is None:
+            return _UNKNOWN_PATHS
+        return tuple(p for root in roots or (".",) for p in call.places(root, part))
+    if program not in REMOVAL_COMMANDS:
+        return None
+    paths = call.command_paths(part, for_write=True)
+    if paths is None:
+        return _UNKNOWN_PATHS
+    if program == "mv" and len(paths) > 1:
+        return paths[:-1]  # the sources go away; the last operand is where they go
+    return paths
 
 
 def _why_ask(call: Call, read_only: bool, outside: str | None) -> tuple[DecidedBy, str]:

@@ -74,6 +74,7 @@ def reach_of(command: SimpleCommand, operands: tuple[str, ...]) -> Reach:
         or (name in _GREPS and _has(flags, "r", "R", "--recursive", "--dereference-recursive"))
         or (name in _GREPS and _directories_recurse(args))
         or (name in ("diff", "colordiff") and _has(flags, "r", "--recursive"))
+        or (name == "cp" and _has(flags, "r", "R", "a", "--recursive", "--archive"))
         or (name == "ls" and _has(flags, "R", "--recursive"))
     )
     if not recursive:
@@ -85,9 +86,10 @@ def reach_of(command: SimpleCommand, operands: tuple[str, ...]) -> Reach:
         or (name in ("du", "ls") and _has(flags, "L", "--dereference"))
         or (name == "tree" and "-l" in flags)
         or name in ("diff", "colordiff")  # diff -r follows symlinks it meets
+        or (name == "cp" and _has(flags, "L", "--dereference"))
     )
     trees = operands or ((".",) if name in _DEFAULT_DOT or name in _GREPS else ())
-    content = name in _GREPS or name in _CONTENT_READERS or name in ("diff", "colordiff")
+    content = name in _GREPS or name in _CONTENT_READERS or name in ("diff", "colordiff", "cp")
     return Reach(trees=tuple(trees), reads_content=content, follows_symlinks=follows)
 
 
@@ -104,6 +106,23 @@ _LOG_CONTENT_FLAGS = frozenset(
 )  # fmt: skip
 _LOG_CONTENT_PREFIXES = ("-S", "-G", "-L", "-U", "--unified", "--word-diff", "--color-words",
                          "--pickaxe", "--diff-merges", "--find-object")  # fmt: skip
+
+
+def _config_files(rest: tuple[str, ...]) -> tuple[str, ...]:
+    """The configuration files `git config` reads: its scope's, or every scope's."""
+    home = os.path.expanduser("~")
+    scopes = {
+        "--global": (f"{home}/.gitconfig", f"{home}/.config/git/config"),
+        "--system": ("/etc/gitconfig",),
+        "--local": (".git/config",),
+        "--worktree": (".git/config.worktree",),
+    }
+    chosen = [files for flag, files in scopes.items() if flag in rest]
+    if "--includes" in rest:
+        return ("/",)  # include.path can name any file
+    if chosen:
+        return tuple(path for files in chosen for path in files)
+    return tuple(path for files in scopes.values() for path in files)
 
 
 def _prints_history(sub: str, rest: tuple[str, ...]) -> bool:
@@ -187,7 +206,12 @@ def _git(args: tuple[str, ...]) -> Reach:
             if flag == "--blob" and ":" in value
         ]
         blobs += [w.split(":", 1)[1] for w in rest if w.startswith("--blob=") and ":" in w]
-        return Reach(object_paths=tuple(blobs), repository=tuple(chdirs[-1:]))
+        return Reach(
+            object_paths=tuple(blobs),
+            repository=tuple(chdirs[-1:]),
+            trees=_config_files(rest),
+            reads_content=True,
+        )
     return Reach()
 
 
@@ -200,6 +224,13 @@ def symlink_out(tree: Path, inside: Callable[[Path], bool]) -> str | None:
         if os.path.islink(path) and not inside(path):
             return str(path)
     return None
+
+
+def tree_holds(tree: Path, wanted: Callable[[Path], bool]) -> bool:
+    """Whether anything below `tree` is `wanted` (a directory too big to walk may hold it)."""
+    if not tree.is_dir() or tree.is_symlink():
+        return False
+    return any(count >= WALK_LIMIT or wanted(path) for count, path in enumerate(_walk(tree)))
 
 
 _XARGS_SPLITS = frozenset(" \t\n'\"\\")

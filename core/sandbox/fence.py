@@ -625,6 +625,7 @@ def git_runs_no_code(environ: Mapping[str, str]) -> dict[str, str | None]:
         "GIT_PAGER": "cat",
         "GIT_EXTERNAL_DIFF": None,
         "GIT_TERMINAL_PROMPT": "0",
+        "GIT_NO_LAZY_FETCH": "1",  # a partial clone would fetch missing objects over the network
     }
     for index, (key, value) in enumerate(GIT_NO_CODE, start=first):
         changes[f"GIT_CONFIG_KEY_{index}"] = key
