@@ -24,8 +24,9 @@ from .app_state import AppState, AppStateStore
 from .executor.calls import ToolCall, classify
 from .executor.lifecycle import format_input_error
 from .hooks import NO_PRE_OUTCOME
+from .permissions.call import prepare
 from .permissions.context import PermissionMode, ToolPermissionContext
-from .permissions.decide import evaluate, prepare
+from .permissions.decide import evaluate
 from .permissions.decision import Ask, DecidedBy, Deny, PermissionDecision
 from .permissions.modes import MODE_LABELS, parse_mode
 from .permissions.sandboxing import SandboxView

@@ -20,31 +20,19 @@ not say what its input touches) asks rather than guesses. Every decision says wh
 from __future__ import annotations
 
 import os
-import re
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from collections.abc import Callable
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..bash import (
-    BashAnalysis,
-    SimpleCommand,
-    analyze,
-    strip_safe_assignments,
-    touched_paths,
-    unwrap,
-)
-from ..bash.commands import READ_ONLY
-from ..bash.flags import scan
-from ..bash.paths import argv_paths
+from ..bash import SimpleCommand, analyze, strip_safe_assignments, unwrap
 from ..bash.readonly import command_problem
-from ..bash.wrappers import WRAPPERS, base_name, unwrap_once
 from ..hooks import PreToolUseOutcome
 from ..ports import Approve, PermissionAnswer, PermissionRequest
 from ..tool import PASSTHROUGH, PermissionResult, Tool, ToolContext
 from .audit import AuditLog
-from .context import PermissionRule, RuleBehavior, ToolPermissionContext
+from .call import Call, expand_home, prepare, program_of
+from .context import PermissionRule, RuleBehavior
 from .decision import (
     BY_ACCEPT_EDITS,
     BY_BYPASS,
@@ -55,49 +43,37 @@ from .decision import (
     Deny,
     PermissionDecision,
 )
-from .git_history import known_paths, repository_of
-from .globs import expand, is_glob
+from .globs import is_glob
 from .match import (
     allowing_rule,
     bash_allowed_by,
     bash_rule_hits,
     bash_rule_may_hit,
     command_runs,
-    rule_base,
     specifier_applies,
     target_matches,
-    word_tokens,
 )
-from .paths import (
-    PROTECTED_NAMES,
-    absolute,
-    compile_pattern,
-    inside_working_dirs,
-    is_critical,
-    is_within,
-    protected_part,
-)
-from .reach import Reach, names_split_whole, reach_of, symlink_out, tree_holds
+from .paths import absolute, protected_part
+from .reach import reach_of, symlink_out
 from .rules import parse_rule, rule_names_tool
 from .sandboxing import SandboxView, choose_sandbox
-from .shell_places import ShellPlaces, shell_places
-from .suggest import command_rule
-from .targets import (
-    CommandTarget,
-    DomainTarget,
-    PathAccess,
-    PathTarget,
-    RuleTarget,
-    rule_family,
+from .shell_places import shell_places
+from .shell_reach import (
+    UNKNOWN_PATHS,
+    critical_removal,
+    first_outside,
+    removable,
+    removed_paths,
+    shell_paths_hit,
 )
+from .suggest import command_rule
+from .targets import CommandTarget, DomainTarget, PathTarget, rule_family
 
 PLAN_MODE_MESSAGE = (
     "Plan mode is on, so only reading and exploring is allowed: {tool} would change things "
     "and was not run. Finish exploring, write your plan, and present it with ExitPlanMode."
 )
 FILESYSTEM_COMMANDS = frozenset({"mkdir", "touch", "mv", "cp", "rm", "rmdir"})
-REMOVAL_COMMANDS = frozenset({"rm", "rmdir", "unlink", "shred", "mv"})
-
 _BYPASS = BY_BYPASS
 _PLAN = DecidedBy("mode", "plan mode")
 _PLAN_FILE = DecidedBy("mode", "plan mode (the plan file)")
@@ -112,75 +88,6 @@ class SandboxSource(Protocol):
     """The session's sandbox as the chain sees it (`core.sandbox.session.SessionSandbox`)."""
 
     async def view(self) -> SandboxView: ...
-
-
-@dataclass(slots=True)
-class Call:
-    """What the chain knows about one call, worked out once."""
-
-    tool: Tool[Any]
-    input: Any
-    cwd: Path
-    permissions: ToolPermissionContext
-    target: RuleTarget | None
-    analysis: BashAnalysis | None
-    shell: ShellPlaces | None = None
-    """Where each part of a shell command runs (core/permissions/shell_places.py)."""
-
-    @property
-    def name(self) -> str:
-        return self.tool.name
-
-    @property
-    def shell_problem(self) -> str:
-        """Why where some part of the command runs cannot be told; "" when it can."""
-        return self.shell.problem if self.shell is not None else ""
-
-    def places(self, path: str, part: int) -> tuple[str, ...]:
-        """A path part `part` of a shell command names, made absolute from every directory
-        that part may run in. Not folded: `link/..` must reach both_forms as written."""
-        text = os.path.expanduser(path) if path.startswith("~") else path
-        if text.startswith("~"):
-            return ()  # `~+`, `~-`, `~nobody`: not a home directory this check can name
-        if os.path.isabs(text):
-            return (text,)
-        return tuple(os.path.join(directory, text) for directory in self._dirs(part))
-
-    def command_paths(self, part: int, *, for_write: bool) -> tuple[str, ...] | None:
-        """The absolute paths part `part` touches, from every directory it may run in."""
-        assert self.analysis is not None
-        command = self.analysis.commands[part]
-        found: list[str] = []
-        for directory in self._dirs(part):
-            paths = command_paths(command, directory, for_write=for_write)
-            if paths is None:
-                return None
-            for path in paths:
-                text = os.path.expanduser(path) if path.startswith("~") else path
-                if text.startswith("~") or _PROCESS_RELATIVE.match(text):
-                    # `~+` is $PWD and `~-` $OLDPWD to bash; `~nobody` is nothing; and
-                    # /proc/self/cwd is where the *command* runs, not where proctor does.
-                    return None
-                found.append(text if os.path.isabs(text) else os.path.join(directory, text))
-        return tuple(dict.fromkeys(found))
-
-    def _dirs(self, part: int) -> tuple[Path, ...]:
-        return self.shell.of(part, self.cwd) if self.shell is not None else (self.cwd,)
-
-    def inside(self, path: str | Path) -> bool:
-        directories = (self.cwd, *self.permissions.additional_working_directories)
-        return inside_working_dirs(_expand(path), self.cwd, directories)
-
-    def writes(self) -> Iterator[str | None]:
-        """Files a shell command writes through redirections (None: a target not known)."""
-        if self.analysis is not None:
-            for part, command in enumerate(self.analysis.commands):
-                for redirect in command.redirects:
-                    if redirect.writes:
-                        places = (
-                            () if redirect.target is None else self.places(redirect.target, part)
-                        )
-                        yield from places or (None,)
 
 
 class DecisionChain:
@@ -230,26 +137,6 @@ class DecisionChain:
         )
         if answer.scope == "always" and self.remember is not None:
             self.remember(str(rule))
-
-
-def prepare(
-    tool: Tool[Any],
-    input: Any,
-    cwd: Path,
-    permissions: ToolPermissionContext,
-    shell_cwd: Path | None = None,
-) -> Call:
-    """`cwd` is the project (rules and working directories are judged from it); `shell_cwd`
-    is where a shell command starts, which an earlier `cd` may have moved."""
-    try:
-        target = tool.rule_target(input, cwd)
-    except Exception:
-        target = None
-    if not isinstance(target, CommandTarget):
-        return Call(tool, input, cwd, permissions, target, None)
-    analysis = analyze(target.command)
-    shell = shell_places(analysis, shell_cwd or cwd)
-    return Call(tool, input, cwd, permissions, target, analysis, shell)
 
 
 def evaluate(
@@ -358,7 +245,7 @@ def find_rule(
                     return rule, False
         if maybe := bash_rule_may_hit(own_rules, call.analysis):
             return maybe, False
-        if found := _shell_paths_hit(call, rules, behavior):
+        if found := shell_paths_hit(call, rules, behavior):
             return found
         if inner is not None:
             return inner
@@ -398,176 +285,6 @@ def _scripts_hit(
     return maybe
 
 
-def _shell_paths_hit(
-    call: Call, rules: tuple[PermissionRule, ...], behavior: RuleBehavior
-) -> tuple[PermissionRule, bool] | None:
-    """Path rules apply to what a command touches: `cat .env` is a read of .env, `> out` an
-    edit of out. A redirection whose target is not known may be anything."""
-    path_rules = [r for r in rules if r.content is not None and rule_family(r.tool_name)]
-    if not path_rules:
-        return None
-    assert call.analysis is not None
-    seen: list[tuple[PathAccess, str]] = []
-    mentioned: tuple[PermissionRule, bool] | None = None  # a may-hit, after any sure one
-    read_rules = [r for r in path_rules if rule_family(r.tool_name) == "read"]
-    if call.shell_problem or not call.analysis.ok:
-        return path_rules[0], False  # not read as bash will run it: it may touch anything
-    for index, command in enumerate(call.analysis.commands):
-        paths = call.command_paths(index, for_write=False)
-        unknown_redirect = any(
-            r.target is None and not r.operator.startswith("<<") for r in command.redirects
-        )
-        if paths is None and (command.wild or command.argv is None or unknown_redirect):
-            # A glob, or words known only when bash runs (`cat {.env,x}`, `cat $f`, `< .en?`):
-            # they may name anything.
-            return path_rules[0], False
-        if paths is None and command.argv and os.path.basename(command.argv[0]) == "xargs":
-            fed = _fed_by_find(call, index)
-            if fed is None:
-                return path_rules[0], False  # xargs reads names from anywhere
-            roots, own = fed
-            for rule in read_rules:
-                if any(_may_cover_below(rule, call, tree) for tree in roots):
-                    return rule, False
-            paths = tuple(place for path in own for place in call.places(path, index))
-        if paths is None and _program(command) in READ_ONLY:
-            return path_rules[0], False  # a reader whose files are not known (names from -)
-        for path in paths or ():
-            seen += [("read", path), ("edit", path)]
-        removed = _removed_paths(call, index)
-        if removed is _UNKNOWN_PATHS:
-            return path_rules[0], False
-        for tree in removed or ():
-            # Removing a directory edits everything below it.
-            where = absolute(_expand(tree), call.cwd)
-            for rule in path_rules:
-                if rule_family(rule.tool_name) == "edit" and _covers_below(rule, call, where):
-                    return rule, True
-        mentioned = mentioned or _mentioned_path_hit(call, index, path_rules, behavior)
-        reach = reach_of(command, paths or ())
-        seen += [("read", path) for path in _object_places(call, index, reach)]
-        history = reach.history or reach.tracked_files  # what git holds, not the tree
-        if history and (found := _history_hit(call, index, reach, read_rules, behavior)):
-            return found
-        trees = reach.trees if reach.reads_content else ()
-        trees = tuple(place for tree in trees for place in call.places(tree, index))
-        for rule in read_rules:
-            if not mentioned and any(_may_cover_below(rule, call, tree) for tree in trees):
-                mentioned = (rule, False)  # it may read what the rule covers, or may not
-    for written in call.writes():
-        if written is None:
-            return path_rules[0], False
-        seen.append(("edit", written))
-    for access, path in seen:
-        target = PathTarget(
-            absolute(_expand(path), call.cwd), "edit" if access == "edit" else "read"
-        )
-        for rule in path_rules:
-            if rule_family(rule.tool_name) == target.access and target_matches(
-                rule, target, call.cwd, behavior
-            ):
-                return rule, True
-    return mentioned
-
-
-def _object_places(call: Call, part: int, reach: Reach) -> list[str]:
-    """Where `REV:path` operands are: from the repository's top (`HEAD:path`), or from where
-    git runs for `HEAD:./path`."""
-    places: list[str] = []
-    where = [p for d in reach.repository for p in call.places(d, part)] or call.places(".", part)
-    for path in reach.object_paths:
-        if path.startswith(("./", "../")) or path in (".", ".."):
-            places += [os.path.join(directory, path) for directory in where]
-            continue
-        for directory in where:
-            repository = repository_of(Path(directory))
-            places.append(os.path.join(repository.top if repository else directory, path))
-    return places
-
-
-def _history_hit(
-    call: Call, part: int, reach: Reach, rules: list[PermissionRule], behavior: RuleBehavior
-) -> tuple[PermissionRule, bool] | None:
-    """A git command printing content out of history (or every tracked file, `git grep`)
-    may print any path the repository holds or held, within its pathspec: a Read rule
-    covering one of those may cover it."""
-    if not rules:
-        return None
-    where = [p for d in reach.repository for p in call.places(d, part)]
-    limits = [
-        absolute(place, call.cwd)
-        for spec in reach.pathspec or ()
-        for place in call.places(spec, part)
-    ]
-    for directory in where or call.places(".", part):
-        if reach.tracked_files and repository_of(Path(directory)) is None:
-            # Outside a repository, `git grep` may search the directory itself, as grep -r
-            # does (`grep.fallbackToNoIndex`).
-            for rule in rules:
-                if _may_cover_below(rule, call, directory):
-                    return rule, False
-            continue
-        known = known_paths(Path(directory))
-        if known is None:
-            return rules[0], False
-        for path in known:
-            if limits and not any(is_within(path, limit) for limit in limits):
-                continue
-            target = PathTarget(path, "read")
-            for rule in rules:
-                if target_matches(rule, target, call.cwd, behavior):
-                    return rule, False
-    return None
-
-
-def _covers_below(rule: PermissionRule, call: Call, tree: Path) -> bool:
-    """Whether an Edit rule covers anything below `tree` (deny and ask rules only)."""
-
-    def covered(path: Path) -> bool:
-        return target_matches(rule, PathTarget(path, "edit"), call.cwd, "deny")
-
-    return tree_holds(tree, covered)
-
-
-def _mentioned_path_hit(
-    call: Call, part: int, path_rules: list[PermissionRule], behavior: RuleBehavior
-) -> tuple[PermissionRule, bool] | None:
-    """A command that is not known to treat its words as data may open any path it mentions
-    (`bash -c 'cat .env'`, `python3 -c 'open(".env")'`), or any at all when it runs a script
-    from its input: such a path under a rule is a path the rule may cover."""
-    assert call.analysis is not None
-    command = call.analysis.commands[part]
-    runs = command_runs(call.analysis, command)
-    if runs.unseen:
-        return path_rules[0], False
-    if not runs.commands and (call.analysis.read_only or not command_problem(command)):
-        return None
-    for token in word_tokens((command.argv or ())[1:]):
-        if token.startswith("-"):
-            continue
-        for place in call.places(token, part):
-            where = absolute(place, call.cwd)
-            for rule in path_rules:
-                family = rule_family(rule.tool_name)
-                if family and target_matches(rule, PathTarget(where, family), call.cwd, behavior):
-                    return rule, False
-    return None
-
-
-def _may_cover_below(rule: PermissionRule, call: Call, tree: str) -> bool:
-    """Whether a path rule may cover something below `tree` (a directory read whole)."""
-    assert rule.content is not None
-    base = absolute(_expand(tree), call.cwd)
-    pattern = compile_pattern(rule.content, "deny", cwd=call.cwd, base=rule_base(rule, call.cwd))
-    if not pattern.roots:
-        return True  # `.env` anywhere
-    for root in pattern.roots:
-        start = root.joinpath(*pattern.literal_parts())
-        if is_within(start, base) or is_within(base, start):
-            return True
-    return False
-
-
 def _glob_may_match(rule: PermissionRule, command: SimpleCommand) -> bool:
     """Whether the command's words, globs read as patterns, could be the rule's first words."""
     assert command.argv is not None and rule.content is not None
@@ -595,7 +312,9 @@ def allowed_by_rules(call: Call) -> tuple[PermissionRule, ...]:
         if used is None:
             return ()
         for written in call.writes():
-            target = PathTarget(absolute(_expand(written), call.cwd), "edit") if written else None
+            target = (
+                PathTarget(absolute(expand_home(written), call.cwd), "edit") if written else None
+            )
             edit_rule = target and next(
                 (
                     r
@@ -622,7 +341,7 @@ def allowed_by_rules(call: Call) -> tuple[PermissionRule, ...]:
 def decide_by_mode(call: Call) -> PermissionDecision:
     mode, name = call.permissions.mode, call.name
     read_only = _is_read_only(call)
-    outside = _first_outside(call) if read_only else None
+    outside = first_outside(call) if read_only else None
     if mode == "plan":
         if _edits_plan_file(call):
             return Allow(_PLAN_FILE)
@@ -645,85 +364,6 @@ def _is_read_only(call: Call) -> bool:
         return bool(call.tool.is_read_only(call.input))
     except Exception:
         return False
-
-
-def _first_outside(call: Call) -> str | None:
-    """The first thing a read-only call reaches outside the working directories, if any."""
-    target = call.target
-    if isinstance(target, PathTarget):
-        return None if call.inside(target.path) else str(target.path)
-    if isinstance(target, DomainTarget):
-        return target.host
-    if call.analysis is not None:
-        if call.shell_problem:
-            return f"where it runs ({call.shell_problem})"
-        for directory in call.shell.every() if call.shell else ():
-            if not call.inside(directory):
-                return f"{directory} (where it runs)"
-        for index, command in enumerate(call.analysis.commands):
-            paths = call.command_paths(index, for_write=False)
-            if paths is None and (fed := _fed_by_find(call, index)) is not None:
-                roots = tuple(p for x in fed[0] for p in call.places(x, index))
-                for root in roots:
-                    # The command after find opens what find names: a symlink, followed.
-                    found = symlink_out(absolute(root, call.cwd), call.inside)
-                    if found is not None:
-                        return f"{found} (a symlink `{command.text}` opens)"
-                paths = roots + tuple(p for x in fed[1] for p in call.places(x, index))
-            if paths is None:
-                return f"what `{command.text}` reads (its paths could not be told)"
-            paths = tuple(p for p in paths if p not in HARMLESS_READS)
-            reach = reach_of(command, paths)
-            for place in _object_places(call, index, reach):
-                if not call.inside(place):
-                    return f"{place} (read out of git's objects)"
-            if reach.follows_symlinks:
-                for place in (p for tree in reach.trees for p in call.places(tree, index)):
-                    found = symlink_out(absolute(place, call.cwd), call.inside)
-                    if found is not None:
-                        return f"{found} (`{command.text}` follows symlinks)"
-            for path in paths:
-                if not call.inside(path):
-                    return path
-    return None
-
-
-HARMLESS_READS = frozenset({"/dev/null", "/dev/zero", "/dev/stdin", "/dev/urandom", "/dev/random"})
-
-
-def _fed_by_find(call: Call, index: int) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
-    """`find ROOTS ... | xargs CMD ARGS`: xargs gives CMD names that find found below its
-    roots (symlinks aside: find without -L does not follow), beside CMD's own ARGS. Returns
-    (roots, CMD's own paths), or None when that cannot be told (xargs reading names from a
-    file with -a, operands that are not known)."""
-    assert call.analysis is not None
-    commands = call.analysis.commands
-    command = commands[index]
-    if index == 0 or not command.argv or os.path.basename(command.argv[0]) != "xargs":
-        return None
-    previous = commands[index - 1]
-    if not previous.argv or os.path.basename(previous.argv[0]) != "find":
-        return None
-    if "-L" in previous.argv or "-follow" in previous.argv:
-        return None
-    joined = re.escape(previous.text) + r"\s*\|\s*" + re.escape(command.text)
-    if re.search(joined, call.analysis.command) is None:
-        return None
-    options = scan(command.argv[1:], WRAPPERS["xargs"])
-    inner = unwrap_once(command.argv)
-    roots = touched_paths(previous)
-    if options.unknown or options.paths or inner is None or roots is None:
-        return None
-    whole = options.has("-0", "--null") and "-print0" in previous.argv
-    directories = call.shell.of(index - 1, call.cwd) if call.shell else (call.cwd,)
-    if not whole and not all(
-        names_split_whole(absolute(_expand(root), directory))
-        for root in roots or (".",)
-        for directory in directories
-    ):
-        return None  # a name with a blank or a quote becomes words of xargs' choosing
-    own = argv_paths(inner)
-    return None if own is None else (roots, tuple(own))
 
 
 def _edits_plan_file(call: Call) -> bool:
@@ -752,8 +392,8 @@ def _accepted_edit(call: Call) -> bool:
         paths = call.command_paths(index, for_write=True)
         if paths is None or not all(_editable(call, p) for p in paths):
             return False
-        removed = _removed_paths(call, index)
-        if removed is _UNKNOWN_PATHS or any(not _removable(call, p) for p in removed or ()):
+        removed = removed_paths(call, index)
+        if removed is UNKNOWN_PATHS or any(not removable(call, p) for p in removed or ()):
             return False
         reach = reach_of(command, paths)
         if reach.follows_symlinks and any(
@@ -761,86 +401,13 @@ def _accepted_edit(call: Call) -> bool:
         ):
             return False  # `cp -rL` copies in what a symlink out of the project points at
         # Redirections were checked as edits just above (touched_paths includes them).
-        if _program(command) not in FILESYSTEM_COMMANDS and command_problem(command):
+        if program_of(command) not in FILESYSTEM_COMMANDS and command_problem(command):
             return False
     return all(w is not None and _editable(call, w) for w in call.writes())
 
 
 def _editable(call: Call, path: str | Path) -> bool:
-    return call.inside(path) and protected_part(_expand(path), call.cwd) is None
-
-
-def _removable(call: Call, path: str) -> bool:
-    """Removing (or moving away) a path takes everything below it: never the project or a
-    parent of it, and never a directory that holds a protected one (`vendor/lib/.git`)."""
-    where = absolute(_expand(path), call.cwd)
-    if is_critical(where, call.cwd):
-        return False
-    return not tree_holds(where, lambda below: below.name.lower() in PROTECTED_NAMES)
-
-
-def critical_removal(call: Call, depth: int = 0) -> str | None:
-    """The critical path a shell command would remove or move away, if any: in its own
-    parts, in the scripts they run (`bash -c 'rm -rf /'`), and where what it removes cannot
-    be told (`rm -rf "$HOME"`)."""
-    if call.analysis is None:
-        return None
-    unknown = "paths that could not be told (they depend on the shell)"
-    for index, command in enumerate(call.analysis.commands):
-        removed = _removed_paths(call, index)
-        if removed is _UNKNOWN_PATHS or (removed and call.shell_problem):
-            return unknown
-        for path in removed or ():
-            if is_critical(_expand(path), call.cwd):
-                return path
-        runs = command_runs(call.analysis, command)
-        for inner in runs.commands:
-            first = inner.words[0] if inner.words else None
-            if inner.exact is None and (first is None or base_name(first) in REMOVAL_COMMANDS):
-                return unknown  # `find ~ -exec rm -rf {} +`: what it removes is found later
-        for script in runs.scripts:
-            if depth >= _MAX_SCRIPT_DEPTH:
-                return unknown
-            analysis = analyze(script)
-            for start in call.shell.of(index, call.cwd) if call.shell else (call.cwd,):
-                inner_call = replace(
-                    call,
-                    target=CommandTarget(script),
-                    analysis=analysis,
-                    shell=shell_places(analysis, start),
-                )
-                if found := critical_removal(inner_call, depth + 1):
-                    return found
-    return None
-
-
-_UNKNOWN_PATHS: tuple[str, ...] = ("?",)
-_PROCESS_RELATIVE = re.compile(r"/proc/(?:self|thread-self|\d+)/(?:cwd|root|fd)(?:/|$)|/dev/fd/")
-_REMOVES = re.compile(r"(?:^|[\s/;&|(`])(?:rm|rmdir|unlink|shred|mv)\b|-delete\b")
-
-
-def _removed_paths(call: Call, part: int) -> tuple[str, ...] | None:
-    """The paths part `part` removes or moves away (None: it removes nothing;
-    `_UNKNOWN_PATHS`: it may, but where cannot be told)."""
-    assert call.analysis is not None
-    command = call.analysis.commands[part]
-    if command.argv is None:
-        return _UNKNOWN_PATHS if _REMOVES.search(command.text) else None
-    words = unwrap(command.argv)
-    program = base_name(words[0]) if words else ""
-    if program == "find" and "-delete" in words:
-        roots = touched_paths(command)
-        if roots is None:
-            return _UNKNOWN_PATHS
-        return tuple(p for root in roots or (".",) for p in call.places(root, part))
-    if program not in REMOVAL_COMMANDS:
-        return None
-    paths = call.command_paths(part, for_write=True)
-    if paths is None:
-        return _UNKNOWN_PATHS
-    if program == "mv" and len(paths) > 1:
-        return paths[:-1]  # the sources go away; the last operand is where they go
-    return paths
+    return call.inside(path) and protected_part(expand_home(path), call.cwd) is None
 
 
 def _why_ask(call: Call, read_only: bool, outside: str | None) -> tuple[DecidedBy, str]:
@@ -925,36 +492,6 @@ def suggest_rules(call: Call) -> tuple[str, ...]:
     if isinstance(target, DomainTarget):
         return (f"{call.name}(domain:{target.host})",)
     return (call.name,)
-
-
-def command_paths(command: SimpleCommand, cwd: Path, *, for_write: bool) -> tuple[str, ...] | None:
-    """The paths a simple command touches, globs expanded as Bash would (None: not known)."""
-    paths = touched_paths(command)
-    if paths is None or not command.wild:
-        return paths
-    # A glob names the files it matches even for a program that opens none of them: `echo
-    # /etc/*` lists a directory.
-    globbed = tuple(w for w in (command.argv or ())[1:] if is_glob(w) and w not in paths)
-    expanded: list[str] = []
-    for path in (*paths, *globbed):
-        matches = expand(path, cwd, for_write=for_write)
-        if matches is None:
-            return None
-        expanded += matches
-    return tuple(expanded)
-
-
-def _program(command: SimpleCommand) -> str | None:
-    if not command.argv:
-        return None
-    words = unwrap(command.argv)
-    return os.path.basename(words[0]) if words else None
-
-
-def _expand(path: str | Path) -> Path:
-    """A shell path as the shell would see it: `~` is the home directory."""
-    text = os.fspath(path)
-    return Path(os.path.expanduser(text)) if text.startswith("~") else Path(text)
 
 
 def _by_rule(rule: PermissionRule) -> DecidedBy:

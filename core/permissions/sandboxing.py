@@ -40,7 +40,7 @@ from .decision import (
 from .match import command_matches
 
 if TYPE_CHECKING:
-    from .decide import Call
+    from .call import Call
 
 _LEAVE = DecidedBy("sandbox", "the command asks to run without the sandbox")
 _AUTO = DecidedBy("sandbox", "sandbox.autoAllowBashIfSandboxed (it runs in the workspace sandbox)")

@@ -38,8 +38,9 @@ from urllib.parse import urljoin, urlsplit
 import httpx2
 from pydantic import Field
 
+from ..permissions.call import prepare
 from ..permissions.context import PermissionRule
-from ..permissions.decide import allowed_by_rules, find_rule, prepare
+from ..permissions.decide import allowed_by_rules, find_rule
 from ..permissions.targets import DomainTarget
 from ..results import format_size
 from ..tool import (
