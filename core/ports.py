@@ -30,6 +30,8 @@ class PermissionRequest:
     """For a sub-agent's call: which sub-agent asks."""
     sandbox: str | None = None
     """For a command: how it will run if approved, in words ("outside the sandbox")."""
+    risk: Literal["medium", "high"] = "medium"
+    """How much the call may do beyond the ordinary (the decision's own `risk`)."""
 
 
 @dataclass(frozen=True, slots=True)

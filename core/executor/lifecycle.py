@@ -353,6 +353,7 @@ class _CallRun:
             suggestions=decision.suggestions,
             agent_label=services.agent_label,
             sandbox=decision.sandbox.describe() if decision.sandbox is not None else None,
+            risk=decision.risk,
         )
         services.emit(PermissionAsked(request=request, **self.event_fields()))
         try:

@@ -42,6 +42,7 @@ from .decision import (
     DecidedBy,
     Deny,
     PermissionDecision,
+    Risk,
 )
 from .globs import is_glob
 from .match import (
@@ -163,6 +164,7 @@ def _evaluate(call: Call, hook: PreToolUseOutcome, own: PermissionResult) -> Per
             _by_rule(rule),
             f"{_capital(rule.describe())} may cover this call, and {name} cannot tell, so it asks.",
             suggestions=suggest_rules(call),
+            risk="high",
         )
     if found := find_rule(call, "ask"):
         rule, _ = found
@@ -199,6 +201,7 @@ def _evaluate(call: Call, hook: PreToolUseOutcome, own: PermissionResult) -> Per
                 DecidedBy("analysis", f"removing {critical}"),
                 f"This would remove {critical}; that always asks, even when permissions "
                 "are bypassed.",
+                risk="high",
             )
         return Allow(_BYPASS)
 
@@ -354,7 +357,32 @@ def decide_by_mode(call: Call) -> PermissionDecision:
     decided_by, message = _why_ask(call, read_only, outside)
     if mode == "dontAsk":
         return Deny(_DONT_ASK, f"{message} This session does not ask, so it was not run.")
-    return Ask(decided_by, message, suggestions=suggest_rules(call))
+    return Ask(decided_by, message, suggestions=suggest_rules(call), risk=_risk(call, outside))
+
+
+def _risk(call: Call, outside: str | None) -> Risk:
+    """High for what reaches outside, touches a protected path, may remove what is critical,
+    or cannot be read exactly; medium for the rest."""
+    if outside is not None or call.shell_problem:
+        return "high"
+    target = call.target
+    if isinstance(target, PathTarget):
+        beyond = not call.inside(target.path)
+        return "high" if beyond or protected_part(target.path, call.cwd) else "medium"
+    analysis = call.analysis
+    if analysis is None:
+        return "medium"
+    if not analysis.ok or analysis.has_substitution or critical_removal(call):
+        return "high"
+    named = [
+        path
+        for index in range(len(analysis.commands))
+        for path in call.command_paths(index, for_write=True) or ()
+    ]
+    for path in (*named, *call.writes()):
+        if path is None or not call.inside(path) or protected_part(path, call.cwd):
+            return "high"
+    return "medium"
 
 
 def _is_read_only(call: Call) -> bool:

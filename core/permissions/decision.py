@@ -37,6 +37,9 @@ BY_ACCEPT_EDITS = DecidedBy("mode", "accept edits mode (inside the working direc
 """The mode's own allows, named once: the sandbox step tells them apart by these."""
 
 
+Risk = Literal["medium", "high"]
+
+
 @dataclass(slots=True)
 class Allow:
     decided_by: DecidedBy
@@ -56,6 +59,10 @@ class Ask:
     updated_input: Mapping[str, Any] | None = None
     sandbox: SandboxPolicy | None = None
     """How the command will run if the user says yes."""
+    risk: Risk = "medium"
+    """"high" when the call reaches outside the project, touches a protected path, removes
+    what may be critical, leaves the sandbox, or could not be read exactly; set where the
+    decision is made, so no front end has to guess it from the message."""
     behavior: Literal["ask"] = "ask"
 
 

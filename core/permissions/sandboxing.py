@@ -153,7 +153,11 @@ def _leaving(decision: PermissionDecision, view: SandboxView, mode: str) -> Perm
         why = f"{decision.message} {why}"
     suggestions = decision.suggestions if isinstance(decision, Ask) else ()
     return Ask(
-        _LEAVE, why, suggestions=suggestions, sandbox=Unsandboxed("approved to leave the sandbox")
+        _LEAVE,
+        why,
+        suggestions=suggestions,
+        sandbox=Unsandboxed("approved to leave the sandbox"),
+        risk="high",
     )
 
 

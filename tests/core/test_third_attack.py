@@ -94,3 +94,16 @@ def test_patterns_tildes_copies_and_config_files_are_what_they_reach(
 ):
     decision = decide(command, project, *rules, mode=mode)
     assert not isinstance(decision, Allow), (command, decision)
+
+
+@pytest.mark.parametrize(
+    ("command", "risk"),
+    [("npm test", "medium"), ("touch notes.txt", "medium"), ("cat /etc/hostname", "high"),
+     ("echo x > /tmp/elsewhere", "high"), ("echo $(whoami)", "high"), ("rm -rf .git", "high"),
+     ("rm -rf $HOME", "high")],
+)  # fmt: skip
+def test_the_risk_a_question_carries_is_set_where_it_is_decided(
+    command: str, risk: str, project: Path
+):
+    decision = decide(command, project, mode="default")
+    assert isinstance(decision, Ask) and decision.risk == risk, (command, decision)

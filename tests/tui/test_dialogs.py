@@ -305,6 +305,7 @@ async def test_other_tools_show_their_input_as_json_and_a_sub_agent_label():
         DecidedBy("default", "reaches example.com"),
         ("WebFetch(domain:example.com)",),
         agent_label="explorer",
+        risk="high",
     )
     dialog = PermissionScreen(request, cwd=Path("/project"))
     app = Host(dialog)

@@ -14,9 +14,9 @@ Why it is shaped this way:
   screen however long a command or diff is.
 - "1 of N" is live: the app calls `set_waiting` when more calls start waiting, and the
   "allow all" choice (key `A`) exists only while more than one call waits.
-- Risk is a heuristic over the words the decision chain writes into `DecidedBy` and the
-  message (see `risk_of`): high for what reaches outside the project, touches protected or
-  critical paths, or a shell command the analysis could not read. It only colours the border.
+- Risk is the decision's own (`PermissionRequest.risk`, set by the decision chain where it
+  decides): high for what reaches outside the project, touches protected or critical paths,
+  leaves the sandbox, or a shell command the analysis could not read. It colours the border.
 """
 
 from __future__ import annotations
@@ -65,25 +65,12 @@ _KIND_WORDS: dict[DeciderKind, str] = {
     "default": "no rule or mode allows it",
 }
 
-# Phrases the decision chain (core/permissions/decide.py) writes when a call reaches beyond
-# the project or cannot be read; matching words keeps the engine free of UI notions.
-_HIGH_RISK_WORDS = (
-    "outside the working directories",
-    "is protected",
-    "removing ",
-    "could not be parsed",
-    "invisible character",
-    "does not know",
-    "could not be told",
-    "substitution",
-)
-
 MAX_DIFF_BYTES = 2 * 1024 * 1024
 
 
 def risk_of(request: PermissionRequest) -> Risk:
-    words = f"{request.decided_by.detail} {request.message}".lower()
-    return "high" if any(word in words for word in _HIGH_RISK_WORDS) else "medium"
+    """The decision's own risk (set by the decision chain where it decides)."""
+    return request.risk
 
 
 def why_words(request: PermissionRequest) -> str:
