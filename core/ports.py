@@ -17,6 +17,15 @@ from .permissions.decision import DecidedBy
 
 
 @dataclass(frozen=True, slots=True)
+class ChangePreview:
+    """What a file edit would do, worked out by the tool before anyone is asked: a short
+    note ("new file, 3 lines") and a unified diff of the file as it would be."""
+
+    note: str
+    lines: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class PermissionRequest:
     tool_use_id: str
     tool_name: str
@@ -32,6 +41,8 @@ class PermissionRequest:
     """For a command: how it will run if approved, in words ("outside the sandbox")."""
     risk: Literal["medium", "high"] = "medium"
     """How much the call may do beyond the ordinary (the decision's own `risk`)."""
+    preview: ChangePreview | None = None
+    """For a file edit: the diff it would make, read by the engine (never by the UI)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,7 +32,7 @@ from .sandbox.policy import SandboxPolicy
 
 if TYPE_CHECKING:
     from .events import EngineEvent, EventSink
-    from .ports import UserPort
+    from .ports import ChangePreview, UserPort
     from .registry import ToolPool
     from .sandbox.session import SessionSandbox
 
@@ -291,6 +291,11 @@ class Tool(Generic[InputT]):
 
     def map_result_to_tool_result_block(self, data: Any, tool_use_id: str) -> ToolResultBlock:
         return {"type": "tool_result", "tool_use_id": tool_use_id, "content": content_of(data)}
+
+    def change_preview(self, input: InputT, cwd: Path) -> ChangePreview | None:
+        """For a tool that edits files: the diff the call would make, shown when it asks.
+        Runs on a worker thread (it may read the file); None for other tools."""
+        return None
 
     def hook_response(self, input: InputT, data: Any) -> Any:
         """The `tool_response` a PostToolUse hook reads. Tools whose results hooks written for

@@ -41,7 +41,7 @@ from ..events import (
 )
 from ..hooks import NO_POST_OUTCOME, NO_PRE_OUTCOME, HookCall, PostToolUseOutcome, PreToolUseOutcome
 from ..permissions.decision import Allow, Ask, DecidedBy, Deny
-from ..ports import Approve, PermissionRequest, Reject
+from ..ports import Approve, ChangePreview, PermissionRequest, Reject
 from ..registry import AnyTool
 from ..results import (
     PersistedResult,
@@ -354,6 +354,7 @@ class _CallRun:
             agent_label=services.agent_label,
             sandbox=decision.sandbox.describe() if decision.sandbox is not None else None,
             risk=decision.risk,
+            preview=await self.preview(tool, parsed),
         )
         services.emit(PermissionAsked(request=request, **self.event_fields()))
         try:
@@ -391,6 +392,14 @@ class _CallRun:
             raise self.fail(
                 f"{tool.name} ran, but its result could not be read: {_described(error)}"
             ) from None
+
+    async def preview(self, tool: AnyTool, parsed: Any) -> ChangePreview | None:
+        """The change an edit would make, read off the event loop (a big file, a slow disk)."""
+        try:
+            return await asyncio.to_thread(tool.change_preview, parsed, self.context.cwd)
+        except Exception as error:  # the question is still asked, without the diff
+            self.notice("warning", f"The change {tool.name} would make could not be shown: {error}")
+            return None
 
     def hook_response(self, tool: AnyTool, parsed: Any, result: ToolResult) -> Any:
         try:

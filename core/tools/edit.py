@@ -29,6 +29,7 @@ from pydantic import Field
 from ..file_state import ReadFileState
 from ..permissions.paths import absolute
 from ..permissions.targets import PathTarget
+from ..ports import ChangePreview
 from ..results import format_size
 from ..tool import (
     Progress,
@@ -44,6 +45,7 @@ from .files import (
     TextEncoding,
     change_block,
     decode_text,
+    edit_preview,
     encode_text,
     failure,
     freshness_problem,
@@ -138,6 +140,11 @@ class Edit(Tool[EditInput]):
             return failure(problem)
         change = await asyncio.to_thread(edit_file, input, context.read_file_state)
         return failure(change) if isinstance(change, str) else ToolResult(data=change)
+
+    def change_preview(self, input: EditInput, cwd: Path) -> ChangePreview | None:
+        return edit_preview(
+            input.file_path, input.old_string, input.new_string, input.replace_all, cwd
+        )
 
     def hook_response(self, input: EditInput, data: Any) -> Any:
         if not isinstance(data, FileChange):

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..file_state import ReadFileState
+from ..ports import ChangePreview
 from ..tool import ToolResult, ToolResultBlock
 
 LineEnding = Literal["\n", "\r\n"]
@@ -390,3 +391,51 @@ def error_block(message: str, tool_use_id: str) -> ToolResultBlock:
 def failure(message: str) -> ToolResult:
     """An expected problem, as the result of `call`: `data` is the message."""
     return ToolResult(data=message, is_error=True)
+
+
+PREVIEW_MAX_BYTES = 2 * 1024 * 1024
+
+
+def shown_path(path: str, cwd: Path) -> str:
+    """A path relative to the project when inside it: shorter, and the same on every machine."""
+    absolute = (cwd / path) if not Path(path).is_absolute() else Path(path)
+    try:
+        return absolute.relative_to(cwd).as_posix()
+    except ValueError:
+        return path
+
+
+def _preview_text(path: Path) -> str | None:
+    try:
+        if path.stat().st_size > PREVIEW_MAX_BYTES:
+            return None
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+
+
+def _unified(before: str, after: str, name: str) -> tuple[str, ...]:
+    return tuple(
+        difflib.unified_diff(before.splitlines(), after.splitlines(), name, name, lineterm="", n=3)
+    )
+
+
+def edit_preview(file_path: str, old: str, new: str, replace_all: bool, cwd: Path) -> ChangePreview:
+    """The file after the replacement, as a unified diff; old vs new strings if unreadable."""
+    name = shown_path(file_path, cwd)
+    current = _preview_text(cwd / file_path) if file_path else None
+    if current is not None and old and old in current:
+        count = -1 if replace_all else 1
+        return ChangePreview("", _unified(current, current.replace(old, new, count), name))
+    return ChangePreview("", _unified(old, new, name))
+
+
+def write_preview(file_path: str, content: str, cwd: Path) -> ChangePreview:
+    """A note ("new file, 3 lines" or "replaces the file") and the diff against the file."""
+    name = shown_path(file_path, cwd)
+    current = _preview_text(cwd / file_path) if file_path else None
+    if current is None:
+        count = len(content.splitlines())
+        note = f"new file, {count} line{'s' if count != 1 else ''}"
+        return ChangePreview(note, _unified("", content, name))
+    return ChangePreview("replaces the file", _unified(current, content, name))

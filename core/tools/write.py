@@ -25,6 +25,7 @@ from pydantic import Field
 from ..file_state import ReadFileState
 from ..permissions.paths import absolute
 from ..permissions.targets import PathTarget
+from ..ports import ChangePreview
 from ..tool import (
     Progress,
     Tool,
@@ -52,6 +53,7 @@ from .files import (
     unencodable_text,
     unified_diff,
     write_atomically,
+    write_preview,
 )
 
 MAX_EXISTING_BYTES = 64 * 1024 * 1024
@@ -106,6 +108,9 @@ class Write(Tool[WriteInput]):
             write_file, Path(input.file_path), input.content, context.read_file_state
         )
         return failure(change) if isinstance(change, str) else ToolResult(data=change)
+
+    def change_preview(self, input: WriteInput, cwd: Path) -> ChangePreview | None:
+        return write_preview(input.file_path, input.content, cwd)
 
     def hook_response(self, input: WriteInput, data: Any) -> Any:
         if not isinstance(data, FileChange):

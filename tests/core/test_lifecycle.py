@@ -293,3 +293,15 @@ async def test_result_tool_use_ids_always_match_the_call():
     outcome = await run(ToolCall("abc", "Blocks", {}), [Blocks()])
     assert outcome.block["tool_use_id"] == "abc"
     assert outcome.block["content"] == [{"type": "text", "text": "block content"}]
+
+
+async def test_the_question_carries_the_diff_the_write_would_make(tmp_path: Path):
+    """Worked out by the engine off the event loop, so the dialog never reads the file."""
+    from core.tools.write import Write
+
+    port = ScriptedPort([Reject()])
+    call = ToolCall("t", "Write", {"file_path": str(tmp_path / "a.py"), "content": "x = 1\n"})
+    await run(call, [Write()], context=make_context([Write()], tmp_path), permission_port=port)
+    (request,) = port.requests
+    assert request.preview is not None and request.preview.note == "new file, 1 line"
+    assert request.preview.lines[-1] == "+x = 1"

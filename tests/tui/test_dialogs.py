@@ -34,8 +34,10 @@ from core.ports import (
     Reject,
 )
 from core.settings import load_settings
+from core.tools.edit import Edit
+from core.tools.files import edit_preview, write_preview
 from tui.screens.help import HelpScreen
-from tui.screens.permission import ApproveAll, PermissionScreen, edit_diff, risk_of, write_diff
+from tui.screens.permission import ApproveAll, PermissionScreen, risk_of
 from tui.screens.plan import PlanScreen
 from tui.screens.question import QuestionScreen
 from tui.screens.trust import TrustScreen
@@ -236,15 +238,21 @@ async def test_notebook_edit_shows_the_cell_source():
         assert text_of(dialog, "#path") == "a.ipynb  (replace cell 3)"
 
 
-def edit_request(path: str, old: str, new: str, **extra: Any) -> PermissionRequest:
+def edit_request(
+    path: str, old: str, new: str, cwd: Path | None = None, **extra: Any
+) -> PermissionRequest:
+    """As the engine asks: with the diff the Edit tool works out (when given the project)."""
+    input = {"file_path": path, "old_string": old, "new_string": new, **extra}
+    preview = Edit().change_preview(Edit().parse_input(input), cwd) if cwd is not None else None
     return PermissionRequest(
         tool_use_id="toolu_2",
         tool_name="Edit",
-        input={"file_path": path, "old_string": old, "new_string": new, **extra},
+        input=input,
         summary=path,
         message=f"Edit would change {path}.",
         decided_by=DecidedBy("default", "no rule allows it"),
         suggestions=("Edit(src/**)",),
+        preview=preview,
     )
 
 
@@ -259,7 +267,10 @@ def project(tmp_path: Path) -> Path:
 
 async def test_edit_shows_a_diff_of_the_file_with_the_new_line(project: Path):
     request = edit_request(
-        str(project / "src" / "greet.py"), 'return "hello " + name', 'return f"Hello, {name}!"'
+        str(project / "src" / "greet.py"),
+        'return "hello " + name',
+        'return f"Hello, {name}!"',
+        cwd=project,
     )
     dialog = PermissionScreen(request, cwd=project)
     app = Host(dialog)
@@ -276,23 +287,26 @@ async def test_edit_shows_a_diff_of_the_file_with_the_new_line(project: Path):
 def test_edit_diff_replace_all_and_unreadable_fallback(project: Path):
     path = project / "src" / "greet.py"
     path.write_text("a = 1\nb = a\nc = a\n")
-    every = edit_diff(
-        {"file_path": str(path), "old_string": "a", "new_string": "x", "replace_all": True}, project
-    )
+    every = edit_preview(str(path), "a", "x", True, project).lines
     assert "+c = x" in every and "+b = x" in every
-    missing = edit_diff(
-        {"file_path": "gone.py", "old_string": "old()", "new_string": "new()"}, project
-    )
-    assert missing[-2:] == ["-old()", "+new()"]
+    missing = edit_preview("gone.py", "old()", "new()", False, project).lines
+    assert missing[-2:] == ("-old()", "+new()")
 
 
 def test_write_diff_new_file_and_existing_file(project: Path):
-    note, lines = write_diff({"file_path": "notes.txt", "content": "one\ntwo\n"}, project)
-    assert note == "new file, 2 lines" and "+two" in lines
-    note, lines = write_diff(
-        {"file_path": str(project / "src" / "greet.py"), "content": "print('hi')\n"}, project
-    )
-    assert note == "replaces the file" and "+print('hi')" in lines and "-def greet(name):" in lines
+    preview = write_preview("notes.txt", "one\ntwo\n", project)
+    assert preview.note == "new file, 2 lines" and "+two" in preview.lines
+    preview = write_preview(str(project / "src" / "greet.py"), "print('hi')\n", project)
+    assert preview.note == "replaces the file"
+    assert "+print('hi')" in preview.lines and "-def greet(name):" in preview.lines
+
+
+def test_without_a_preview_the_dialog_shows_the_strings_and_reads_no_file(project: Path):
+    """The UI thread never opens the file: with no preview from the engine, the strings."""
+    request = edit_request(str(project / "src" / "greet.py"), "name", "who")
+    note, lines = PermissionScreen(request, cwd=project)._file_view
+    assert note == "" and lines[-2:] == ["-name", "+who"]
+    assert not any("def greet" in line for line in lines)
 
 
 async def test_other_tools_show_their_input_as_json_and_a_sub_agent_label():
@@ -549,7 +563,9 @@ def test_snapshot_permission_edit_diff(snap_compare, tmp_path: Path):
     (project / "src" / "greet.py").write_text(
         'def greet(name):\n    return "hello " + name\n\n\nprint(greet("world"))\n'
     )
-    request = edit_request("src/greet.py", 'return "hello " + name', 'return f"Hello, {name}!"')
+    request = edit_request(
+        "src/greet.py", 'return "hello " + name', 'return f"Hello, {name}!"', cwd=project
+    )
     assert snap_compare(Host(PermissionScreen(request, cwd=project)), terminal_size=SIZE)
 
 

@@ -7,9 +7,8 @@ Why it is shaped this way:
   which only the front end can mean because only it knows what else is waiting. The app turns
   `ApproveAll` into one `Approve("once")` per waiting request.
 - The input is shown as the person needs to judge it, not as JSON: a shell command
-  highlighted, an edit or a write as a unified diff of the file as it would be (the file is
-  read here, once, when the dialog opens; reading is not deciding), anything else as JSON.
-  The pure parts (`edit_diff`, `write_diff`) take no widget so they are easy to test.
+  highlighted, an edit or a write as the unified diff the engine worked out before asking
+  (`PermissionRequest.preview`: the UI thread never reads the file), anything else as JSON.
 - The input scrolls on its own (`VerticalScroll` with a height cap) so the choices stay on
   screen however long a command or diff is.
 - "1 of N" is live: the app calls `set_waiting` when more calls start waiting, and the
@@ -24,11 +23,10 @@ from __future__ import annotations
 import difflib
 import json
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 from rich.style import Style
 from rich.syntax import Syntax
@@ -44,6 +42,7 @@ from textual.widgets.option_list import Option
 
 from core.permissions.decision import DeciderKind
 from core.ports import Approve, PermissionRequest, Reject
+from core.tools.files import shown_path
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,53 +80,11 @@ def why_words(request: PermissionRequest) -> str:
     return f"Asked by {_KIND_WORDS[by.kind]}: {by.detail}."
 
 
-def shown_path(path: str, cwd: Path) -> str:
-    """A path relative to the project when inside it: shorter, and the same on every machine."""
-    absolute = (cwd / path) if not Path(path).is_absolute() else Path(path)
-    try:
-        return absolute.relative_to(cwd).as_posix()
-    except ValueError:
-        return path
-
-
-def _read_text(path: Path) -> str | None:
-    try:
-        if path.stat().st_size > MAX_DIFF_BYTES:
-            return None
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-
-
 def _unified(before: str, after: str, name: str) -> list[str]:
     lines = difflib.unified_diff(
         before.splitlines(), after.splitlines(), f"{name}", f"{name}", lineterm="", n=3
     )
     return list(lines)
-
-
-def edit_diff(input: Mapping[str, Any], cwd: Path) -> list[str]:
-    """The file after the replacement, as a unified diff; old vs new strings if unreadable."""
-    file_path = str(input.get("file_path", ""))
-    old, new = str(input.get("old_string", "")), str(input.get("new_string", ""))
-    name = shown_path(file_path, cwd)
-    current = _read_text(cwd / file_path) if file_path else None
-    if current is not None and old and old in current:
-        count = -1 if input.get("replace_all") else 1
-        return _unified(current, current.replace(old, new, count), name)
-    return _unified(old, new, name)
-
-
-def write_diff(input: Mapping[str, Any], cwd: Path) -> tuple[str, list[str]]:
-    """A note ("new file, 3 lines" or "replaces the file") and the diff against the file."""
-    file_path = str(input.get("file_path", ""))
-    content = str(input.get("content", ""))
-    name = shown_path(file_path, cwd)
-    current = _read_text(cwd / file_path) if file_path else None
-    if current is None:
-        count = len(content.splitlines())
-        return f"new file, {count} line{'s' if count != 1 else ''}", _unified("", content, name)
-    return "replaces the file", _unified(current, content, name)
 
 
 class PermissionScreen(ModalScreen[PermissionChoice]):
@@ -232,9 +189,17 @@ class PermissionScreen(ModalScreen[PermissionChoice]):
     def _file_view(self) -> tuple[str, list[str]]:
         """The note and diff of an Edit or Write, worked out once: a theme change redraws
         the dialog and must not read the file again (it may have changed meanwhile)."""
+        preview = self.request.preview
+        if preview is not None:
+            return preview.note, list(preview.lines)
+        # No preview from the engine: the strings themselves, never the file read here.
+        input = self.request.input
+        name = shown_path(str(input.get("file_path", "")), self.cwd)
         if self.request.tool_name == "Write":
-            return write_diff(self.request.input, self.cwd)
-        return "", edit_diff(self.request.input, self.cwd)
+            return "", _unified("", str(input.get("content", "")), name)
+        return "", _unified(
+            str(input.get("old_string", "")), str(input.get("new_string", "")), name
+        )
 
     def _path_line(self, path: str, note: str = "") -> Static:
         line = Text(shown_path(path, self.cwd), style="bold")
