@@ -151,6 +151,7 @@ def flood_events(calls: int | None = None) -> list[EngineEvent]:
     """What the engine emits for `calls` calls in parallel batches, in the order it would."""
     calls = FLOOD_CALLS if calls is None else calls
     from core.events import (
+        OutputProgress,
         PermissionAnswered,
         PermissionAsked,
         ToolCompleted,
@@ -206,7 +207,12 @@ def flood_events(calls: int | None = None) -> list[EngineEvent]:
                     text = "\n".join(
                         f"src/area{n // 40}/file{n}.py:{k}: match" for k in range(tick)
                     )
-                    data = {"kind": "output", "text": text, "total_bytes": 40 * tick}
+                    data = OutputProgress(
+                        text=text,
+                        total_bytes=40 * tick,
+                        elapsed_s=0.1,
+                        spool=Path("/tmp/bench-spool.txt"),
+                    )
                     events.append(ToolProgress(at=at + tick * 0.001, data=data, **fields[n]))
         for n in numbers:
             at += 0.002

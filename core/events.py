@@ -73,10 +73,23 @@ class ToolSandboxed(ToolEvent):
     why: str
 
 
+@dataclass(frozen=True, slots=True)
+class OutputProgress:
+    """A running command's output so far: its last lines (`text`), how much it has written,
+    and where the whole output is being spooled. Bash's progress payload."""
+
+    text: str
+    total_bytes: int
+    elapsed_s: float
+    spool: Path
+    kind: Literal["output"] = "output"
+
+
 @dataclass(slots=True, kw_only=True)
 class ToolProgress(ToolEvent):
     kind: ClassVar[str] = "progress"
     data: Any
+    """The tool's own payload: `OutputProgress` for commands; front ends match on its type."""
 
 
 @dataclass(slots=True, kw_only=True)

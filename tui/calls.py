@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from core.events import (
     EngineEvent,
+    OutputProgress,
     PermissionAnswered,
     PermissionAsked,
     ResultPersisted,
@@ -280,18 +281,12 @@ class CallBook:
 
     @staticmethod
     def _progress(record: CallRecord, data: Any) -> None:
-        if not isinstance(data, Mapping):
-            return
-        text = data.get("text")
-        if isinstance(text, str):
-            lines = [line for line in text.splitlines() if line.strip()]
-            record.tail = tuple(lines[-TAIL_LINES:])
-        total = data.get("total_bytes")
-        if isinstance(total, int):
-            record.output_bytes = total
-        spool = data.get("spool")
-        if isinstance(spool, str):
-            record.spool = Path(spool)
+        if not isinstance(data, OutputProgress):
+            return  # another tool's payload: nothing the queue shows
+        lines = [line for line in data.text.splitlines() if line.strip()]
+        record.tail = tuple(lines[-TAIL_LINES:])
+        record.output_bytes = data.total_bytes
+        record.spool = data.spool
 
 
 def format_duration(seconds: float) -> str:

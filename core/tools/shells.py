@@ -45,6 +45,7 @@ from typing import Any, ClassVar, Literal
 
 from ..abort import AbortSignal
 from ..app_state import AppStateStore
+from ..events import OutputProgress
 from ..sandbox.fence import Fence
 from ..sandbox.kernel import SETUP_FAILED_EXIT, SETUP_FAILED_MARK
 from ..tool import ToolContext
@@ -346,13 +347,12 @@ class _ProgressReporter:
         try:
             data, cut = read_tail(self.spool, PROGRESS_TAIL_BYTES)
             self.progress(
-                {
-                    "kind": "output",
-                    "text": decode_output(data, cut_in_front=cut),
-                    "total_bytes": size,
-                    "elapsed_s": round(time.monotonic() - self.started, 1),
-                    "spool": str(self.spool),
-                }
+                OutputProgress(
+                    text=decode_output(data, cut_in_front=cut),
+                    total_bytes=size,
+                    elapsed_s=round(time.monotonic() - self.started, 1),
+                    spool=self.spool,
+                )
             )
         except Exception:  # a broken display must not take the command down
             return

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from core.events import (
+    OutputProgress,
     PermissionAnswered,
     PermissionAsked,
     ResultPersisted,
@@ -88,11 +89,11 @@ def test_progress_keeps_the_last_lines_the_size_and_the_spool(tmp_path: Path):
     book = CallBook()
     book.apply(queued("a", "b1", name="Bash"))
     spool = tmp_path / "1-cmd.txt"
-    data = {"kind": "output", "text": "1\n2\n\n3\n4\n", "total_bytes": 9, "spool": str(spool)}
+    data = OutputProgress(text="1\n2\n\n3\n4\n", total_bytes=9, elapsed_s=0.1, spool=spool)
     book.apply(ToolProgress(data=data, **ids("a", "Bash")))
     record = book.calls["a"]
     assert record.tail == ("2", "3", "4") and record.output_bytes == 9 and record.spool == spool
-    book.apply(ToolProgress(data="not a mapping", **ids("a", "Bash")))  # ignored, no crash
+    book.apply(ToolProgress(data={"another": "tool"}, **ids("a", "Bash")))  # ignored, no crash
     assert record.tail == ("2", "3", "4")
 
 

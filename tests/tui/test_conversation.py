@@ -30,6 +30,7 @@ from core.agent.loop import (
 from core.events import (
     EngineEvent,
     ModeChanged,
+    OutputProgress,
     PermissionAsked,
     ResultPersisted,
     SubAgentEvent,
@@ -50,6 +51,13 @@ from tui.widgets.conversation import (
     ToolRun,
 )
 from tui.widgets.conversation_items import ToolLineDetail
+
+SPOOL = Path("/tmp/spool.txt")
+
+
+def output(text: str) -> OutputProgress:
+    """A running command's progress, as Bash reports it."""
+    return OutputProgress(text=text, total_bytes=len(text), elapsed_s=0.0, spool=SPOOL)
 
 
 class Host(App[None]):
@@ -378,7 +386,7 @@ async def test_a_batch_redraws_only_the_calls_it_touched() -> None:
         app.feed(
             ToolStarted(at=app.at(), **ids("b", "Bash")),
             *(
-                ToolProgress(at=app.at(0.01), **ids("b", "Bash"), data={"text": f"step {n}\n"})
+                ToolProgress(at=app.at(0.01), **ids("b", "Bash"), data=output(f"step {n}\n"))
                 for n in range(50)
             ),
         )

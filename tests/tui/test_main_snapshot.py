@@ -16,6 +16,7 @@ cursor blink.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,6 +27,7 @@ from textual.widgets import Static
 from core.agent.events import AssistantMessage, TextDelta, TurnEnded, UserMessage
 from core.events import (
     EngineEvent,
+    OutputProgress,
     PermissionAsked,
     TodosChanged,
     ToolCompleted,
@@ -240,10 +242,12 @@ def second_turn() -> list[EngineEvent]:
             tool_use_id="toolu_b1",
             tool_name="Bash",
             batch_id="b2",
-            data={
-                "text": "Ran: test_counts_words ... ok\ntest_top_words_ties ... ",
-                "total_bytes": 52,
-            },
+            data=OutputProgress(
+                text="Ran: test_counts_words ... ok\ntest_top_words_ties ... ",
+                total_bytes=52,
+                elapsed_s=1.0,
+                spool=Path("/tmp/spool.txt"),
+            ),
         ),
         PermissionAsked(
             at=997.0, tool_use_id="toolu_e1", tool_name="Edit", batch_id="b3", request=request

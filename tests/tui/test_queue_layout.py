@@ -8,13 +8,28 @@ given width. The widget's own behaviour (keys, scrolling, repaint) is in test_to
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from rich.style import Style
 
-from core.events import EngineEvent, ToolCompleted, ToolProgress, ToolQueued, ToolStarted
+from core.events import (
+    EngineEvent,
+    OutputProgress,
+    ToolCompleted,
+    ToolProgress,
+    ToolQueued,
+    ToolStarted,
+)
 from tui.calls import CallBook
 from tui.widgets.queue_layout import QueueLayout, row_text
+
+SPOOL = Path("/tmp/spool.txt")
+
+
+def output(text: str) -> OutputProgress:
+    """A running command's progress, as Bash reports it."""
+    return OutputProgress(text=text, total_bytes=len(text), elapsed_s=0.0, spool=SPOOL)
 
 
 def ids(call_id: str, tool: str, batch: str, parent: str | None) -> dict[str, Any]:
@@ -101,7 +116,7 @@ def two_turns() -> CallBook:
         queued("g2", "Glob", "s1", "**/*.py", parent="t"),
         queued("x", "Bash", "s2", "python -m parser", parent="t"),
         started("x", "Bash", "s2", parent="t"),
-        ToolProgress(data={"text": "ok 1\nok 2"}, **ids("x", "Bash", "s2", "t")),
+        ToolProgress(data=output("ok 1\nok 2"), **ids("x", "Bash", "s2", "t")),
     )
     return book
 
@@ -172,7 +187,7 @@ def test_growing_piecemeal_lays_out_the_same_rows_as_a_fresh_build() -> None:
         [queued("b", "Read", "b1", "b"), queued("t", "Task", "b1", "sub")],
         [queued("c", "Grep", "s1", "c", parent="t"), started("t", "Task", "b1")],
         [queued("d", "Bash", "b2", "d"), started("d", "Bash", "b2")],
-        [ToolProgress(data={"text": "x\ny"}, **ids("d", "Bash", "b2", None))],
+        [ToolProgress(data=output("x\ny"), **ids("d", "Bash", "b2", None))],
         [queued("e", "Glob", "s1", "e", parent="t"), completed("d", "Bash", "b2")],
     ]
     expanded = last_open(book)
@@ -197,5 +212,5 @@ def test_a_change_that_keeps_the_rows_needs_no_new_layout() -> None:
     layout = QueueLayout.build(book, last_open(book))
     feed(book, started("b", "Bash", "b2"))
     assert layout.first_changed_group(book, ["b"], last_open(book)) is None
-    feed(book, ToolProgress(data={"text": "out"}, **ids("b", "Bash", "b2", None)))
+    feed(book, ToolProgress(data=output("out"), **ids("b", "Bash", "b2", None)))
     assert layout.first_changed_group(book, ["b"], last_open(book)) == 1

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from rich.color import Color
@@ -20,6 +21,7 @@ from textual.app import App, ComposeResult
 
 from core.events import (
     EngineEvent,
+    OutputProgress,
     PermissionAnswered,
     PermissionAsked,
     ToolCancelled,
@@ -34,6 +36,13 @@ from tui.widgets.queue_layout import SPINNER
 from tui.widgets.tool_queue import ToolQueue
 
 SIZE = (100, 30)
+
+SPOOL = Path("/tmp/spool.txt")
+
+
+def output(text: str) -> OutputProgress:
+    """A running command's progress, as Bash reports it."""
+    return OutputProgress(text=text, total_bytes=len(text), elapsed_s=0.0, spool=SPOOL)
 
 
 class Host(App[None]):
@@ -103,7 +112,7 @@ def completed(
 
 
 def progress(call_id: str, text: str, batch: str = "b-bash") -> ToolProgress:
-    return ToolProgress(data={"text": text}, **ids(call_id, "Bash", batch))
+    return ToolProgress(data=output(text), **ids(call_id, "Bash", batch))
 
 
 def comparable(rows: Sequence[str]) -> list[str]:
@@ -342,7 +351,7 @@ async def test_growing_piecemeal_matches_a_fresh_layout() -> None:
             [queued("d", "Bash", "b2", "d"), started("d", "Bash", "b2")],
             [queued("e", "Glob", "s1", "e", parent="t"), progress("d", "x\ny", batch="b2")],
             [queued("f", "Bash", "s2", "f", parent="t"), started("f", "Bash", "s2", parent="t")],
-            [ToolProgress(data={"text": "1\n2\n3"}, **ids("f", "Bash", "s2", "t"))],
+            [ToolProgress(data=output("1\n2\n3"), **ids("f", "Bash", "s2", "t"))],
             [completed("d", "Bash", "b2"), queued("g", "Read", "b3", "g")],
         ]
         for step in steps:
@@ -402,8 +411,8 @@ async def test_two_thousand_calls_of_five_events_all_end_done() -> None:
             events += [
                 queued(call, "Read", batch, f"file_{i}.py"),
                 started(call, "Read", batch),
-                ToolProgress(data={"text": f"line {i}"}, **ids(call, "Read", batch)),
-                ToolProgress(data={"text": f"line {i}\nmore"}, **ids(call, "Read", batch)),
+                ToolProgress(data=output(f"line {i}"), **ids(call, "Read", batch)),
+                ToolProgress(data=output(f"line {i}\nmore"), **ids(call, "Read", batch)),
                 completed(call, "Read", batch),
             ]
         for start in range(0, len(events), 300):

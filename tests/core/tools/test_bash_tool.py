@@ -19,7 +19,7 @@ from engine_helpers import make_context, make_services, outcomes_of, text_of
 from pydantic import ValidationError
 
 from core.abort import AbortController
-from core.events import EventRecorder, ResultPersisted
+from core.events import EventRecorder, OutputProgress, ResultPersisted
 from core.executor import StreamingToolExecutor, ToolCall, run_tool_use
 from core.permissions.context import ToolPermissionContext
 from core.permissions.targets import CommandTarget
@@ -261,21 +261,17 @@ async def test_output_streams_as_progress_while_the_command_runs(project: Path):
 
     def progress(event: Any) -> None:
         seen.append(event)
-        if "first" in event["text"]:
+        if "first" in event.text:
             go.touch()  # the command goes on only once its first line has been reported
 
     command = f"echo first; until [ -e {go} ]; do sleep 0.01; done; echo second"
     result = await TOOL.call(TOOL.parse_input({"command": command}), context_in(project), progress)
     assert TOOL.map_result_to_tool_result_block(result.data, "t")["content"] == "first\nsecond"
-    assert seen[0] == {
-        "kind": "output",
-        "text": "first\n",
-        "total_bytes": 6,
-        "elapsed_s": seen[0]["elapsed_s"],
-        "spool": seen[0]["spool"],
-    }
+    first = seen[0]
+    assert isinstance(first, OutputProgress)
+    assert (first.text, first.total_bytes) == ("first\n", 6)
     # where the viewer follows a running command's output (removed once the command ends)
-    assert Path(seen[0]["spool"]).parent == project.parent / "session" / "shells"
+    assert first.spool.parent == project.parent / "session" / "shells"
 
 
 async def test_large_output_is_saved_to_the_results_directory_with_a_preview(project: Path):
