@@ -147,8 +147,12 @@ def evaluate(
     sandbox: SandboxView | None = None,
 ) -> PermissionDecision:
     """The whole chain for one prepared call (the tool's own check already awaited), with
-    the sandbox policy a command runs under."""
-    return choose_sandbox(call, _evaluate(call, hook, own), sandbox)
+    the sandbox policy a command runs under. In don't-ask mode whatever would ask is
+    refused, whichever step asked (a rule, a hook, the sandbox)."""
+    decision = choose_sandbox(call, _evaluate(call, hook, own), sandbox)
+    if isinstance(decision, Ask) and call.permissions.mode == "dontAsk":
+        return Deny(_DONT_ASK, f"{decision.message} This session does not ask, so it was not run.")
+    return decision
 
 
 def _evaluate(call: Call, hook: PreToolUseOutcome, own: PermissionResult) -> PermissionDecision:
@@ -205,7 +209,9 @@ def _evaluate(call: Call, hook: PreToolUseOutcome, own: PermissionResult) -> Per
             )
         return Allow(_BYPASS)
 
-    if rules := allowed_by_rules(call):
+    # Plan mode refuses changes whatever the allow rules say; they still allow reads.
+    planning = mode == "plan" and not _is_read_only(call) and not _edits_plan_file(call)
+    if not planning and (rules := allowed_by_rules(call)):
         return Allow(DecidedBy("rule", " and ".join(rule.describe() for rule in rules)))
     return decide_by_mode(call)
 

@@ -16,6 +16,7 @@ command must be exactly the specifier (whitespace runs count as one space).
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shlex
@@ -30,7 +31,14 @@ from ..bash.runners import Runs, assignments_run, commands_run
 from ..bash.wrappers import base_name
 from .context import PermissionRule, RuleBehavior
 from .paths import compile_pattern, pattern_covers
-from .targets import CommandTarget, DomainTarget, PathTarget, RuleTarget, rule_family
+from .targets import (
+    CommandTarget,
+    DomainTarget,
+    PathTarget,
+    RuleTarget,
+    canonical_host,
+    rule_family,
+)
 
 _SPACES = re.compile(r"\s+")
 
@@ -60,8 +68,10 @@ def domain_matches(specifier: str, host: str) -> bool:
     """`domain:example.com` is that host; `domain:*.example.com` its subdomains."""
     if not specifier.startswith("domain:"):
         return False
-    wanted = specifier.removeprefix("domain:").strip().lower().rstrip(".")
-    host = host.lower().rstrip(".")
+    wanted = specifier.removeprefix("domain:").strip()
+    prefix = "*." if wanted.startswith("*.") else ""
+    wanted = prefix + canonical_host(wanted.removeprefix("*."))
+    host = canonical_host(host)
     if wanted.startswith("*."):
         return host.endswith(wanted[1:]) and len(host) > len(wanted) - 1
     return host == wanted
@@ -93,6 +103,9 @@ def _spellings(argv: tuple[str, ...]) -> set[str]:
     forms = {" ".join((name, *argv[1:]))} if name != argv[0] else set()
     if name == "git":
         forms |= {"git " + rest for rest in _git_subcommands(argv[1:])}
+    elif name.startswith("git-") and len(name) > 4:
+        # git's own programs (`/usr/lib/git-core/git-push`) are its subcommands.
+        forms.add(" ".join(("git", name[4:], *argv[1:])))
     return forms
 
 
@@ -148,6 +161,10 @@ def bash_rule_may_hit(
     if not analysis.ok:
         return specified[0]  # not parsed as bash will run it: the parts may be anything
     for command in analysis.commands:
+        if command.argv:
+            for rule in specified:
+                if _same_flags(rule, unwrap(command.argv)):
+                    return rule
         runs = command_runs(analysis, command)
         if runs.unseen:
             return specified[0]
@@ -173,6 +190,56 @@ def command_runs(analysis: BashAnalysis, command: SimpleCommand) -> Runs:
     if not command_problem(command):
         return _NO_RUNS
     return commands_run(command.argv)
+
+
+# Short flags and the long ones they stand for, where a rule is likely to name either.
+_FLAG_ALIASES = {
+    "rm": {"r": "--recursive", "R": "--recursive", "f": "--force", "i": "--interactive"},
+    "git push": {"f": "--force", "u": "--set-upstream", "d": "--delete"},
+    "git reset": {},
+    "git clean": {"f": "--force", "d": "-d", "x": "-x"},
+    "chmod": {"R": "--recursive"},
+    "chown": {"R": "--recursive"},
+    "cp": {"r": "--recursive", "R": "--recursive", "f": "--force"},
+}
+
+
+def _same_flags(rule: PermissionRule, argv: tuple[str, ...]) -> bool:
+    """Whether a rule that names flags (`Bash(rm -rf:*)`) names this command with its flags
+    spelt another way: in another order or clustering (`rm -fr`, `rm -r -f x`, `rm x -rf`),
+    as their long forms (`--recursive --force`) or abbreviated (`git push --forc`)."""
+    wanted = _rule_words(rule)
+    head = list(itertools.takewhile(lambda word: not word.startswith("-"), wanted))
+    flags = wanted[len(head) :]
+    if not head or not flags or not argv or len(argv) < len(head):
+        return False
+    if os.path.basename(argv[0]) != head[0] or list(argv[1 : len(head)]) != head[1:]:
+        return False
+    if any(not word.startswith("-") for word in flags):
+        return False  # a rule with operands after its flags is matched as written
+    aliases = _FLAG_ALIASES.get(" ".join(head), {})
+    have = _flag_set(argv[len(head) :], aliases)
+    for flag in _flag_set(tuple(flags), aliases):
+        if flag in have:
+            continue
+        if flag.startswith("--") and any(
+            len(given) > 3 and flag.startswith(given) for given in have if given.startswith("--")
+        ):
+            continue  # GNU and git take an unambiguous prefix of a long option
+        return False
+    return True
+
+
+def _flag_set(words: tuple[str, ...], aliases: dict[str, str]) -> set[str]:
+    found: set[str] = set()
+    for word in words:
+        if word == "--":
+            break
+        if word.startswith("--"):
+            found.add(word.split("=", 1)[0])
+        elif word.startswith("-") and len(word) > 1:
+            found |= {aliases.get(letter, f"-{letter}") for letter in word[1:]}
+    return found
 
 
 def _rule_words(rule: PermissionRule) -> tuple[str, ...]:
@@ -205,7 +272,7 @@ def _may_begin(wanted: tuple[str, ...], words: tuple[str | None, ...], open_ende
 
 # What separates words in code and strings: a shell's operators and quotes, and the
 # brackets, commas and `=` of other languages (`subprocess.run(["git", "push"])`).
-_TOKEN_SPLIT = re.compile(r"""[\s'"`;|&(){}\[\],=<>\\]+""")
+_TOKEN_SPLIT = re.compile(r"""[\s'"`;|&(){}\[\],=<>\\@]+""")
 
 
 def word_tokens(words: tuple[str, ...]) -> tuple[str, ...]:

@@ -11,20 +11,23 @@ Where the answer cannot be told, the answer says so, and the chain asks.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from dataclasses import replace
 from pathlib import Path
 
-from ..bash import analyze, touched_paths, unwrap
+from ..bash import SimpleCommand, analyze, touched_paths, unwrap
 from ..bash.commands import READ_ONLY
 from ..bash.flags import scan
+from ..bash.git import split_global
 from ..bash.paths import argv_paths
 from ..bash.readonly import command_problem
 from ..bash.wrappers import WRAPPERS, base_name, unwrap_once
 from .call import Call, expand_home, program_of
 from .context import PermissionRule, RuleBehavior
 from .git_history import known_paths, repository_of
+from .globs import is_glob
 from .match import command_runs, rule_base, target_matches, word_tokens
 from .paths import PROTECTED_NAMES, absolute, compile_pattern, is_critical, is_within
 from .reach import Reach, names_split_whole, reach_of, symlink_out, tree_holds
@@ -73,6 +76,17 @@ def shell_paths_hit(
             return path_rules[0], False  # a reader whose files are not known (names from -)
         for path in paths or ():
             seen += [("read", path), ("edit", path)]
+        for redirect in command.redirects:
+            # What a redirection opens, whatever the program (`npm test < .env`).
+            opened = redirect.target or ""
+            duplicate = redirect.operator.endswith("&") and opened.isdigit()
+            if opened and not redirect.operator.startswith("<<") and not duplicate:
+                access: PathAccess = "edit" if redirect.writes else "read"
+                seen += [(access, p) for p in call.places(opened, index)]
+        if writes_unknown_files(command):
+            edit_rules = [r for r in path_rules if rule_family(r.tool_name) == "edit"]
+            if edit_rules and not mentioned:
+                mentioned = (edit_rules[0], False)  # it writes files nobody can name here
         removed = removed_paths(call, index)
         if removed is UNKNOWN_PATHS:
             return path_rules[0], False
@@ -286,6 +300,34 @@ def fed_by_find(call: Call, index: int) -> tuple[tuple[str, ...], tuple[str, ...
     return None if own is None else (roots, tuple(own))
 
 
+# Programs that write files whose names are inside their input (archives, patches) or in
+# git's objects (a checkout): an Edit rule may cover any of them.
+_UNPACKERS = frozenset({"unzip", "patch", "cpio", "7z", "bsdtar", "rsync"})
+_GIT_WORKTREE_WRITERS = frozenset(
+    {"checkout", "restore", "reset", "merge", "pull", "rebase", "switch", "am", "apply",
+     "cherry-pick", "revert", "stash", "submodule", "clone", "worktree", "read-tree",
+     "checkout-index", "sparse-checkout", "clean", "mv", "rm", "bisect"}
+)  # fmt: skip
+
+
+def writes_unknown_files(command: SimpleCommand) -> bool:
+    words = unwrap(command.argv) if command.argv else ()
+    if not words:
+        return False
+    name = base_name(words[0])
+    if name in _UNPACKERS:
+        return True
+    if name == "tar":
+        return any(
+            w in ("-x", "--extract", "--get") or (not w.startswith("--") and "x" in w.lstrip("-"))
+            for w in words[1:2]
+        ) or any(w in ("-x", "--extract", "--get") for w in words[1:])
+    if name == "git":
+        problem, sub, _, _ = split_global(words[1:])
+        return bool(problem) or sub in _GIT_WORKTREE_WRITERS
+    return False
+
+
 def removable(call: Call, path: str) -> bool:
     """Removing (or moving away) a path takes everything below it: never the project or a
     parent of it, and never a directory that holds a protected one (`vendor/lib/.git`)."""
@@ -350,11 +392,39 @@ def removed_paths(call: Call, part: int) -> tuple[str, ...] | None:
         if roots is None:
             return UNKNOWN_PATHS
         return tuple(p for root in roots or (".",) for p in call.places(root, part))
+    if program == "tar" and any(w in ("--recursive-unlink", "--unlink-first", "-U") for w in words):
+        # Extracting empties what is in the way: the directory it extracts into.
+        target = next((b for a, b in itertools.pairwise(words) if a in ("-C", "--directory")), ".")
+        return call.places(target, part) or UNKNOWN_PATHS
+    if program == "rsync" and any(w.startswith("--delete") for w in words):
+        operands = [w for w in words[1:] if not w.startswith("-")]
+        return call.places(operands[-1], part) if operands else UNKNOWN_PATHS
     if program not in REMOVAL_COMMANDS:
         return None
     paths = call.command_paths(part, for_write=True)
     if paths is None:
         return UNKNOWN_PATHS
+    operands = [w for w in words[1:] if not w.startswith("-")]
     if program == "mv" and len(paths) > 1:
-        return paths[:-1]  # the sources go away; the last operand is where they go
+        paths = paths[:-1]  # the sources go away; the last operand is where they go
+        operands = operands[:-1]
+    if command.wild:
+        # `rm -rf ~/*` empties the home directory as surely as removing it: a pattern that
+        # matches every name in a directory removes as much as the directory.
+        emptied = (p for w in operands if _matches_all(w) for p in _glob_base(call, w, part))
+        paths = (*paths, *emptied)
     return paths
+
+
+def _matches_all(word: str) -> bool:
+    """`*`, `.*`, `dir/*`, `?*`: a last part made only of wildcards and dots."""
+    last = word.rstrip("/").rsplit("/", 1)[-1]
+    return is_glob(last) and set(last) <= set("*?.")
+
+
+def _glob_base(call: Call, word: str, part: int) -> tuple[str, ...]:
+    """The directory a pattern's matches are in: its words before the first with a glob."""
+    parts = word.split("/")
+    fixed = list(itertools.takewhile(lambda piece: not is_glob(piece), parts))
+    base = "/".join(fixed) or ("/" if word.startswith("/") else ".")
+    return tuple(p.removesuffix("/.") or "/" for p in call.places(base, part))

@@ -7,6 +7,8 @@ Grep), `Edit(src/**)` every tool that changes one (Edit, Write, NotebookEdit).
 
 from __future__ import annotations
 
+import ipaddress
+import socket
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -49,3 +51,30 @@ def rule_family(rule_tool_name: str) -> PathAccess | None:
     if rule_tool_name in EDIT_RULE_TOOLS:
         return "edit"
     return None
+
+
+_DOTS = str.maketrans({"\u3002": ".", "\uff0e": ".", "\uff61": "."})
+
+
+def canonical_host(raw: str) -> str:
+    """A host in the one spelling a connection uses (see core/tools/webfetch.host_of)."""
+    host = raw.translate(_DOTS).lower().rstrip(".")
+    if not host:
+        return ""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        address = None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return str(address.ipv4_mapped)
+    if address is not None:
+        return str(address)
+    if all(part.isdigit() or part.lower().startswith("0x") for part in host.split(".")):
+        try:
+            return socket.inet_ntoa(socket.inet_aton(host))  # 127.1, 2130706433, 0x7f.1
+        except OSError:
+            return host
+    try:
+        return host.encode("idna").decode("ascii")
+    except UnicodeError:
+        return host

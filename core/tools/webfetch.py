@@ -41,7 +41,7 @@ from pydantic import Field
 from ..permissions.call import prepare
 from ..permissions.context import PermissionRule
 from ..permissions.decide import allowed_by_rules, find_rule
-from ..permissions.targets import DomainTarget
+from ..permissions.targets import DomainTarget, canonical_host
 from ..results import format_size
 from ..tool import (
     Progress,
@@ -301,11 +301,17 @@ _ACCEPT = "text/html,application/xhtml+xml,text/markdown;q=0.9,text/plain;q=0.9,
 
 
 def host_of(url: str) -> str:
-    """The URL's host, lower case, or "" when it has none or cannot be parsed."""
+    """The host the request will really go to, in one spelling, or "" when there is none.
+
+    The HTTP client folds other spellings into the same host before it connects: dots
+    written as `。` or `．`, upper case and Unicode labels (IDNA), and IPv4 addresses written
+    as one number (`2130706433`), in short forms (`127.1`) or mapped into IPv6. A domain
+    rule must see the host that is connected to, so every spelling is folded here too."""
     try:
-        return (urlsplit(url).hostname or "").rstrip(".")
+        raw = urlsplit(url).hostname or ""
     except ValueError:
         return ""
+    return canonical_host(raw)
 
 
 def input_problem(input: WebFetchInput) -> str | None:
