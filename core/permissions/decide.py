@@ -54,8 +54,8 @@ from .match import (
     specifier_applies,
     target_matches,
 )
-from .paths import absolute, protected_part
-from .reach import reach_of, symlink_out
+from .paths import PROTECTED_NAMES, absolute, protected_part
+from .reach import reach_of, symlink_out, tree_holds
 from .rules import parse_rule, rule_names_tool
 from .sandboxing import SandboxView, choose_sandbox
 from .shell_places import shell_places
@@ -430,6 +430,12 @@ def _accepted_edit(call: Call) -> bool:
         if removed is UNKNOWN_PATHS or any(not removable(call, p) for p in removed or ()):
             return False
         reach = reach_of(command, paths)
+        if (
+            program_of(command) == "cp"
+            and reach.trees
+            and any(tree_holds(absolute(tree, call.cwd), _is_protected) for tree in reach.trees)
+        ):
+            return False  # `cp -r . copy` would write copy/.git, copy/.claude...
         if reach.follows_symlinks and any(
             symlink_out(absolute(tree, call.cwd), call.inside) for tree in reach.trees
         ):
@@ -438,6 +444,10 @@ def _accepted_edit(call: Call) -> bool:
         if program_of(command) not in FILESYSTEM_COMMANDS and command_problem(command):
             return False
     return all(w is not None and _editable(call, w) for w in call.writes())
+
+
+def _is_protected(path: Path) -> bool:
+    return path.name.lower() in PROTECTED_NAMES
 
 
 def _editable(call: Call, path: str | Path) -> bool:

@@ -43,6 +43,7 @@ PROTECTED_NAMES = frozenset(
         ".bash_profile",
         ".bash_login",
         ".bash_logout",
+        ".bash_aliases",
         ".profile",
         ".zshrc",
         ".zshenv",

@@ -107,3 +107,8 @@ def test_the_risk_a_question_carries_is_set_where_it_is_decided(
 ):
     decision = decide(command, project, mode="default")
     assert isinstance(decision, Ask) and decision.risk == risk, (command, decision)
+
+
+def test_accept_edits_does_not_copy_protected_directories_into_new_places(project: Path):
+    assert isinstance(decide("cp -r . copy", project, mode="acceptEdits"), Ask)
+    assert isinstance(decide("cp -r build copy", project, mode="acceptEdits"), Allow)
