@@ -178,12 +178,12 @@ def _runs_once(argv: tuple[str, ...], depth: int) -> Runs:
         return _find(argv)
     if name == "git":
         return _git(argv, depth)
-    if why := _runs_code(name, argv):
+    if why := runs_code(name, argv):
         return Runs(unseen=why)
     return _suffixes(argv, depth)
 
 
-def _runs_code(name: str, argv: tuple[str, ...]) -> str:
+def runs_code(name: str, argv: tuple[str, ...]) -> str:
     """Why this command runs code the analysis cannot read, or ""."""
     args = argv[1:]
     if name in _ALWAYS_CODE:

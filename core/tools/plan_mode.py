@@ -39,6 +39,7 @@ from typing import Literal
 from pydantic import ConfigDict, Field
 
 from ..app_state import AppState
+from ..bash.runners import runs_code
 from ..bash.wrappers import WRAPPERS
 from ..events import ModeChanged
 from ..permissions.context import PermissionMode, PermissionRule, ToolPermissionContext
@@ -398,6 +399,13 @@ _RUNS_ANYTHING = frozenset(
 _TOO_BROAD_ALONE = frozenset(
     {"python", "python3", "node", "perl", "ruby", "php", "deno", "bun", "lua", "rm", "sudo"}
 )
+# Programs whose subcommands range from reading to publishing: never granted without one.
+_LAUNCHERS = frozenset(
+    {"git", "npx", "bunx", "pnpx", "npm", "pnpm", "yarn", "uv", "uvx", "pip", "pipx", "cargo",
+     "go", "make", "docker", "podman", "kubectl", "gh", "awk", "gawk", "sed", "find", "dd",
+     "xargs", "ssh", "scp", "rsync", "curl", "wget", "tar", "cp", "mv", "chmod", "chown", "ln",
+     "java", "dotnet", "gradle", "mvn"}
+)  # fmt: skip
 _COMMAND_WORD = re.compile(r"[A-Za-z0-9_./@%+=:,-]+")
 # Words that make a prompt a sentence about commands rather than a command.
 _PROSE_WORDS = (
@@ -427,6 +435,10 @@ def prompt_rule(wanted: AllowedPrompt, cwd: Path) -> PermissionRule | None:
     name = os.path.basename(program)
     if name in _RUNS_ANYTHING or (len(words) == 1 and name in _TOO_BROAD_ALONE):
         return None
+    if words[-1].startswith("-") or runs_code(name, tuple(words)):
+        return None  # `rm -rf`, `git -c`, `python3 -c`: anything at all may follow
+    if len(words) == 1 and name in _LAUNCHERS:
+        return None  # `git`, `npx`, `npm`: every subcommand, publishing and pushing included
     if not _program_exists(program, cwd):
         return None
     try:
