@@ -16,6 +16,7 @@ from typing import Any
 from textual.pilot import Pilot
 
 from core.agent.live import SessionOptions, prepare_session
+from core.events import OutputProgress
 from tui.app import LaunchOptions, ProctorApp
 
 SIZE = (120, 40)
@@ -80,3 +81,10 @@ async def until(pilot: Pilot[Any], condition: Callable[[], object], what: str = 
 def turn_over(app: ProctorApp) -> bool:
     turn = app.book.current_turn
     return turn is not None and turn.finished and app.bridge.pending == 0
+
+
+def output(text: str) -> OutputProgress:
+    """A running command's progress, as Bash reports it."""
+    return OutputProgress(
+        text=text, total_bytes=len(text), elapsed_s=0.0, spool=Path("/tmp/spool.txt")
+    )

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from app_helpers import output
 from textual.app import App, ComposeResult
 from textual.color import Color
 from textual.widget import Widget
@@ -30,7 +31,6 @@ from core.agent.loop import (
 from core.events import (
     EngineEvent,
     ModeChanged,
-    OutputProgress,
     PermissionAsked,
     ResultPersisted,
     SubAgentEvent,
@@ -51,13 +51,6 @@ from tui.widgets.conversation import (
     ToolRun,
 )
 from tui.widgets.conversation_items import ToolLineDetail
-
-SPOOL = Path("/tmp/spool.txt")
-
-
-def output(text: str) -> OutputProgress:
-    """A running command's progress, as Bash reports it."""
-    return OutputProgress(text=text, total_bytes=len(text), elapsed_s=0.0, spool=SPOOL)
 
 
 class Host(App[None]):

@@ -8,14 +8,13 @@ given width. The widget's own behaviour (keys, scrolling, repaint) is in test_to
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
+from app_helpers import output
 from rich.style import Style
 
 from core.events import (
     EngineEvent,
-    OutputProgress,
     ToolCompleted,
     ToolProgress,
     ToolQueued,
@@ -23,13 +22,6 @@ from core.events import (
 )
 from tui.calls import CallBook
 from tui.widgets.queue_layout import QueueLayout, row_text
-
-SPOOL = Path("/tmp/spool.txt")
-
-
-def output(text: str) -> OutputProgress:
-    """A running command's progress, as Bash reports it."""
-    return OutputProgress(text=text, total_bytes=len(text), elapsed_s=0.0, spool=SPOOL)
 
 
 def ids(call_id: str, tool: str, batch: str, parent: str | None) -> dict[str, Any]:

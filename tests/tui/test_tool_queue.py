@@ -13,15 +13,14 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
+from app_helpers import output
 from rich.color import Color
 from textual.app import App, ComposeResult
 
 from core.events import (
     EngineEvent,
-    OutputProgress,
     PermissionAnswered,
     PermissionAsked,
     ToolCancelled,
@@ -36,13 +35,6 @@ from tui.widgets.queue_layout import SPINNER
 from tui.widgets.tool_queue import ToolQueue
 
 SIZE = (100, 30)
-
-SPOOL = Path("/tmp/spool.txt")
-
-
-def output(text: str) -> OutputProgress:
-    """A running command's progress, as Bash reports it."""
-    return OutputProgress(text=text, total_bytes=len(text), elapsed_s=0.0, spool=SPOOL)
 
 
 class Host(App[None]):
