@@ -13,9 +13,13 @@ peeled in wrappers.py; this module handles the programs that take a command as *
   that is not one of git's own commands may be an alias from a configuration file.
 
 What cannot be named is reported as `unseen` (a shell reading its script from standard
-input, `eval "$x"`, a string that does not parse): the caller then treats every rule as one
-that may cover the command. Programs that read commands from a file (a script, a Makefile)
-are not looked into: a rule speaks about command lines, and the README says so.
+input, `eval "$x"`, a string that does not parse, an interpreter's inline code, an awk or
+sed program that runs commands, a builtin that evaluates subscripts, a variable or git
+setting that can name a program): the caller then treats every rule as one that may cover
+the command. A program this module does not know may run the words after it (`chronic git
+push`), so each run of them that starts like a command is one it may run. Programs that
+read commands from a file (a script, a Makefile) are not looked into: a rule speaks about
+command lines, and the README says so.
 """
 
 from __future__ import annotations
