@@ -19,7 +19,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..sandbox.fence import git_runs_no_code
+from ..sandbox.fence import git_runs_no_code, with_changes
 
 LIST_TIMEOUT_S = 5.0
 _STAMP_FILES = ("HEAD", "index", "packed-refs", "logs/HEAD", "FETCH_HEAD", "ORIG_HEAD")
@@ -78,12 +78,7 @@ def known_paths(directory: Path) -> tuple[Path, ...] | None:
 
 
 def _list(repository: Repository) -> tuple[Path, ...] | None:
-    environment = dict(os.environ)
-    for key, value in git_runs_no_code(os.environ).items():
-        if value is None:
-            environment.pop(key, None)
-        else:
-            environment[key] = value
+    environment = with_changes(os.environ, git_runs_no_code(os.environ))
     base = ["git", f"--git-dir={repository.git_dir}", f"--work-tree={repository.top}"]
     names: set[str] = set()
     for args in (

@@ -154,13 +154,7 @@ class Fence:
         return self.scratch / ".proctor-cwd"
 
     def environment(self, base: Mapping[str, str]) -> dict[str, str]:
-        env = dict(base)
-        for name, value in self.env_changes.items():
-            if value is None:
-                env.pop(name, None)
-            else:
-                env[name] = value
-        return env
+        return with_changes(base, self.env_changes)
 
     def release_ruleset(self) -> None:
         """The child has its copy once started; the parent's is no longer needed."""
@@ -611,6 +605,17 @@ GIT_NO_CODE: tuple[tuple[str, str], ...] = (
 """Configuration a repository could use to run a program during a read-only git command.
 Given as command-scope configuration (`GIT_CONFIG_COUNT`), it beats the repository's own
 files, `include.path`s included."""
+
+
+def with_changes(base: Mapping[str, str], changes: Mapping[str, str | None]) -> dict[str, str]:
+    """`base` with `changes` applied: a value sets a variable, None removes it."""
+    env = dict(base)
+    for name, value in changes.items():
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
+    return env
 
 
 def git_runs_no_code(environ: Mapping[str, str]) -> dict[str, str | None]:

@@ -46,7 +46,7 @@ from typing import Any, ClassVar, Literal
 from ..abort import AbortSignal
 from ..app_state import AppStateStore
 from ..events import OutputProgress
-from ..sandbox.fence import Fence
+from ..sandbox.fence import Fence, with_changes
 from ..sandbox.kernel import SETUP_FAILED_EXIT, SETUP_FAILED_MARK
 from ..tool import ToolContext
 
@@ -152,11 +152,7 @@ class ShellProcess:
             script = f"trap {shlex.quote(record)} EXIT; {command}"
         fd = os.open(spool, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
         env = fence.environment(os.environ) if fence is not None else dict(os.environ)
-        for name, value in (env_changes or {}).items():
-            if value is None:
-                env.pop(name, None)
-            else:
-                env[name] = value
+        env = with_changes(env, env_changes or {})
         fenced: dict[str, Any] = {"preexec_fn": fence.child.apply} if fence is not None else {}
         try:
             process = await asyncio.create_subprocess_exec(
