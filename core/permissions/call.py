@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,9 @@ from .globs import expand, is_glob
 from .paths import inside_working_dirs
 from .shell_places import ShellPlaces, shell_places
 from .targets import CommandTarget, RuleTarget
+
+MAX_SCRIPT_DEPTH = 6
+"""How deep scripts inside scripts (`bash -c "bash -c '...'"`) are followed; deeper asks."""
 
 
 @dataclass(slots=True)
@@ -36,6 +39,11 @@ class Call:
     analysis: BashAnalysis | None
     shell: ShellPlaces | None = None
     """Where each part of a shell command runs (core/permissions/shell_places.py)."""
+    _paths: dict[tuple[int, bool], tuple[str, ...] | None] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+    """`command_paths` per part, worked out once: globs are expanded against the disk, and
+    the rules, the mode and the risk all ask for the same paths."""
 
     @property
     def name(self) -> str:
@@ -58,6 +66,12 @@ class Call:
 
     def command_paths(self, part: int, *, for_write: bool) -> tuple[str, ...] | None:
         """The absolute paths part `part` touches, from every directory it may run in."""
+        key = (part, for_write)
+        if key not in self._paths:
+            self._paths[key] = self._command_paths(part, for_write)
+        return self._paths[key]
+
+    def _command_paths(self, part: int, for_write: bool) -> tuple[str, ...] | None:
         assert self.analysis is not None
         command = self.analysis.commands[part]
         found: list[str] = []
@@ -73,6 +87,19 @@ class Call:
                     return None
                 found.append(text if os.path.isabs(text) else os.path.join(directory, text))
         return tuple(dict.fromkeys(found))
+
+    def script_calls(self, part: int, script: str) -> Iterator[Call]:
+        """A script part `part` runs (`bash -c '...'`), as a call of its own, once from
+        every directory the part may run in."""
+        analysis = analyze(script)
+        for start in self._dirs(part):
+            yield replace(
+                self,
+                target=CommandTarget(script),
+                analysis=analysis,
+                shell=shell_places(analysis, start),
+                _paths={},
+            )
 
     def _dirs(self, part: int) -> tuple[Path, ...]:
         return self.shell.of(part, self.cwd) if self.shell is not None else (self.cwd,)

@@ -25,13 +25,13 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..bash import SimpleCommand, analyze, strip_safe_assignments, unwrap
+from ..bash import SimpleCommand, strip_safe_assignments, unwrap
 from ..bash.readonly import command_problem
 from ..hooks import PreToolUseOutcome
 from ..ports import Approve, PermissionAnswer, PermissionRequest
 from ..tool import PASSTHROUGH, PermissionResult, Tool, ToolContext
 from .audit import AuditLog
-from .call import Call, expand_home, prepare, program_of
+from .call import MAX_SCRIPT_DEPTH, Call, expand_home, prepare, program_of
 from .context import PermissionRule, RuleBehavior
 from .decision import (
     BY_ACCEPT_EDITS,
@@ -58,7 +58,6 @@ from .paths import PROTECTED_NAMES, absolute, protected_part
 from .reach import reach_of, symlink_out, tree_holds
 from .rules import parse_rule, rule_names_tool
 from .sandboxing import SandboxView, choose_sandbox
-from .shell_places import shell_places
 from .shell_reach import (
     UNKNOWN_PATHS,
     critical_removal,
@@ -68,7 +67,7 @@ from .shell_reach import (
     shell_paths_hit,
 )
 from .suggest import command_rule
-from .targets import CommandTarget, DomainTarget, PathTarget, rule_family
+from .targets import DomainTarget, PathTarget, rule_family
 
 PLAN_MODE_MESSAGE = (
     "Plan mode is on, so only reading and exploring is allowed: {tool} would change things "
@@ -261,9 +260,6 @@ def find_rule(
     return (uncertain, False) if uncertain else None
 
 
-_MAX_SCRIPT_DEPTH = 6
-
-
 def _scripts_hit(
     call: Call, behavior: RuleBehavior, depth: int
 ) -> tuple[PermissionRule, bool] | None:
@@ -273,20 +269,10 @@ def _scripts_hit(
     maybe: tuple[PermissionRule, bool] | None = None
     for index, command in enumerate(call.analysis.commands):
         for script in command_runs(call.analysis, command).scripts:
-            if depth >= _MAX_SCRIPT_DEPTH:
+            if depth >= MAX_SCRIPT_DEPTH:
                 rules = call.permissions.rules_with(behavior)
                 return (rules[0], False) if rules else None
-            analysis = analyze(script)
-            for start in call.shell.of(index, call.cwd) if call.shell else (call.cwd,):
-                inner = Call(
-                    call.tool,
-                    call.input,
-                    call.cwd,
-                    call.permissions,
-                    CommandTarget(script),
-                    analysis,
-                    shell_places(analysis, start),
-                )
+            for inner in call.script_calls(index, script):
                 found = find_rule(inner, behavior, depth + 1)
                 if found is not None and found[1]:
                     return found

@@ -14,28 +14,23 @@ from __future__ import annotations
 import itertools
 import os
 import re
-from dataclasses import replace
 from pathlib import Path
 
-from ..bash import SimpleCommand, analyze, touched_paths, unwrap
+from ..bash import SimpleCommand, touched_paths, unwrap
 from ..bash.commands import READ_ONLY
 from ..bash.flags import scan
 from ..bash.git import split_global
 from ..bash.paths import argv_paths
 from ..bash.readonly import command_problem
 from ..bash.wrappers import WRAPPERS, base_name, unwrap_once
-from .call import Call, expand_home, program_of
+from .call import MAX_SCRIPT_DEPTH, Call, expand_home, program_of
 from .context import PermissionRule, RuleBehavior
 from .git_history import known_paths, repository_of
 from .globs import is_glob
 from .match import command_runs, rule_base, target_matches, word_tokens
 from .paths import PROTECTED_NAMES, absolute, compile_pattern, is_critical, is_within
 from .reach import Reach, names_split_whole, reach_of, symlink_out, tree_holds
-from .shell_places import shell_places
-from .targets import CommandTarget, DomainTarget, PathAccess, PathTarget, rule_family
-
-_MAX_SCRIPT_DEPTH = 6
-
+from .targets import DomainTarget, PathAccess, PathTarget, rule_family
 
 REMOVAL_COMMANDS = frozenset({"rm", "rmdir", "unlink", "shred", "mv"})
 
@@ -357,16 +352,9 @@ def critical_removal(call: Call, depth: int = 0) -> str | None:
             if inner.exact is None and (first is None or base_name(first) in REMOVAL_COMMANDS):
                 return unknown  # `find ~ -exec rm -rf {} +`: what it removes is found later
         for script in runs.scripts:
-            if depth >= _MAX_SCRIPT_DEPTH:
+            if depth >= MAX_SCRIPT_DEPTH:
                 return unknown
-            analysis = analyze(script)
-            for start in call.shell.of(index, call.cwd) if call.shell else (call.cwd,):
-                inner_call = replace(
-                    call,
-                    target=CommandTarget(script),
-                    analysis=analysis,
-                    shell=shell_places(analysis, start),
-                )
+            for inner_call in call.script_calls(index, script):
                 if found := critical_removal(inner_call, depth + 1):
                     return found
     return None
