@@ -28,6 +28,7 @@ import itertools
 import os
 import shlex
 from dataclasses import dataclass
+from functools import lru_cache
 
 from core.bash.commands import READ_ONLY
 from core.bash.flags import scan
@@ -106,8 +107,10 @@ class Runs:
     the decision chain judges each as a command of its own, paths and all."""
 
 
+@lru_cache(maxsize=2048)
 def commands_run(argv: tuple[str, ...], depth: int = 0) -> Runs:
-    """Every command `argv` runs besides itself, through wrappers and runners, recursively."""
+    """Every command `argv` runs besides itself, through wrappers and runners, recursively.
+    Pure, so memoized: the rules, the critical-path guard and the risk all ask it."""
     found: list[Inner] = []
     scripts: list[str] = []
     unseen = ""
