@@ -196,8 +196,7 @@ def command_runs(analysis: BashAnalysis, command: SimpleCommand) -> Runs:
 _FLAG_ALIASES = {
     "rm": {"r": "--recursive", "R": "--recursive", "f": "--force", "i": "--interactive"},
     "git push": {"f": "--force", "u": "--set-upstream", "d": "--delete"},
-    "git reset": {},
-    "git clean": {"f": "--force", "d": "-d", "x": "-x"},
+    "git clean": {"f": "--force"},
     "chmod": {"R": "--recursive"},
     "chown": {"R": "--recursive"},
     "cp": {"r": "--recursive", "R": "--recursive", "f": "--force"},

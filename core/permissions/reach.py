@@ -140,12 +140,7 @@ def _archiver(name: str, args: tuple[str, ...]) -> Reach:
     """An archiver that creates an archive reads its operands whole; with `-C`, a file list
     (`-T`) or an `@archive`, what it reads is not known from the words, so it may be anything."""
     words = [word for word in args if word != "-"]
-    creates = name in ("zip", "7z") or any(
-        word in ("--create", "-c")
-        or (i == 0 and not word.startswith("-") and "c" in word)
-        or (word.startswith("-") and not word.startswith("--") and "c" in word[1:])
-        for i, word in enumerate(words)
-    )
+    creates = name in ("zip", "7z") or tar_does(tuple(words), "c", ("--create",))
     if not creates:
         return Reach()
     unclear = any(
@@ -154,6 +149,17 @@ def _archiver(name: str, args: tuple[str, ...]) -> Reach:
     operands = tuple(word for word in words[1:] if not word.startswith("-"))
     trees = ("/",) if unclear or not operands else operands
     return Reach(trees=trees, reads_content=True)
+
+
+def tar_does(args: tuple[str, ...], letter: str, long_names: tuple[str, ...]) -> bool:
+    """Whether tar's words ask for the mode `letter` (`c` create, `x` extract): as a long
+    option, in a cluster of short ones anywhere, or in the old-style first word (`tar xf`)."""
+    return any(
+        word in long_names
+        or (index == 0 and not word.startswith("-") and letter in word)
+        or (word.startswith("-") and not word.startswith("--") and letter in word[1:])
+        for index, word in enumerate(args)
+    )
 
 
 def _directories_recurse(args: tuple[str, ...]) -> bool:

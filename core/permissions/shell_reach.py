@@ -29,7 +29,7 @@ from .git_history import known_paths, repository_of
 from .globs import is_glob
 from .match import command_runs, rule_base, target_matches, word_tokens
 from .paths import PROTECTED_NAMES, absolute, compile_pattern, is_critical, is_within
-from .reach import Reach, names_split_whole, reach_of, symlink_out, tree_holds
+from .reach import Reach, names_split_whole, reach_of, symlink_out, tar_does, tree_holds
 from .targets import DomainTarget, PathAccess, PathTarget, rule_family
 
 REMOVAL_COMMANDS = frozenset({"rm", "rmdir", "unlink", "shred", "mv"})
@@ -313,10 +313,7 @@ def writes_unknown_files(command: SimpleCommand) -> bool:
     if name in _UNPACKERS:
         return True
     if name == "tar":
-        return any(
-            w in ("-x", "--extract", "--get") or (not w.startswith("--") and "x" in w.lstrip("-"))
-            for w in words[1:2]
-        ) or any(w in ("-x", "--extract", "--get") for w in words[1:])
+        return tar_does(words[1:], "x", ("--extract", "--get"))
     if name == "git":
         problem, sub, _, _ = split_global(words[1:])
         return bool(problem) or sub in _GIT_WORKTREE_WRITERS
