@@ -5,8 +5,8 @@ after it: `cd sub && cat x` reads `sub/x`. Which directory a part runs in depend
 each `cd` before it succeeded, so a part is given every directory it may run in:
 
 - in a flat list (`a && b; c`, nothing else between the parts), walking the list in order:
-  after `cd X &&` the next part runs in X (or not at all); after `cd X;` in X or where the
-  shell was before;
+  after `cd X &&` the next part runs in X (or not at all); after a `;` or a newline, in any
+  directory the `&&` run before it may have stopped in (a `cd` that fails does not move);
 - in any other command (pipelines, subshells, conditionals) a `cd` may or may not have
   happened before each later part, so a part runs where the shell started or anywhere a
   `cd` before it may lead;
@@ -117,15 +117,24 @@ def _moved(places: list[Path], target: str) -> list[Path]:
 
 def _in_order(moves: list[str | None], gaps: list[str], start: Path) -> ShellPlaces:
     here = [start]
+    # Where the shell may be when the current `&&` run stops: it stops at the first part
+    # that fails, and a `cd` that fails leaves the shell where it was.
+    stopped = [start]
     parts: list[tuple[Path, ...]] = []
     after: list[Path] | None = None
     for target, gap in zip(moves, gaps, strict=True):
-        if after is not None:
-            # After `cd X && `, the next part runs only if the cd succeeded.
-            here = after if gap == "&&" else _union(here, after)
+        if gap == "&&":
+            if after is not None:
+                here = after  # after `cd X &&`, the next part runs only if the cd worked
+        elif parts:
+            # After `;` or a newline a part runs however the run before it ended:
+            # `cd sub && true; cat ../x` reads ../x from the start when sub is missing.
+            here = _union(stopped, after if after is not None else here)
+            stopped = []
+        stopped = _union(stopped, here)
         parts.append(tuple(here))
         after = None if target is None else _moved(here, target)
-        if after is not None and len(after) + len(here) > _MAX_PLACES:
+        if after is not None and len(after) + len(stopped) > _MAX_PLACES:
             return ShellPlaces(tuple(parts), _TOO_MANY)
     return ShellPlaces(tuple(parts))
 

@@ -74,6 +74,9 @@ def test_moving_around_inside_the_project_runs_without_asking(command: str, proj
         ("cd $DIR && ls", ""),
         ("cd s* && ls", "cannot follow"),
         ("pushd sub && ls", ""),
+        # Found by attack: if `cd nowhere` fails, the part after `;` runs where the shell was.
+        ("cd nowhere && true; cat ../outside.txt", "outside.txt"),
+        ("cd nowhere && true\ncat ../outside.txt", "outside.txt"),
     ],
 )
 def test_a_cd_that_may_leave_the_project_asks(command: str, reaches: str, project: Path):
@@ -132,3 +135,13 @@ async def test_the_chain_judges_from_where_the_last_command_left_the_shell(
         assert "where it runs" in decision.message
     finally:
         await SHELLS.close_all()
+
+
+def test_a_part_after_a_semicolon_is_judged_from_where_any_run_before_it_may_stop(
+    project: Path,
+):
+    for command in ("cd nowhere && true; touch ../escaped", "cd sub && cd deep; touch ../../../x"):
+        assert isinstance(decide(command, project, mode="acceptEdits"), Ask), command
+    decision = decide("cd sub/deep && true; rm -rf ../..", project, mode="bypassPermissions")
+    assert isinstance(decision, Ask) and "always asks" in decision.message
+    assert isinstance(decide("cd sub && ls; cat notes.txt", project), Allow)
