@@ -414,7 +414,8 @@ def _preview_text(path: Path) -> str | None:
         return None
 
 
-def _unified(before: str, after: str, name: str) -> tuple[str, ...]:
+def preview_diff(before: str, after: str, name: str) -> tuple[str, ...]:
+    """The unified diff (3 lines of context) the permission dialog shows for a change."""
     return tuple(
         difflib.unified_diff(before.splitlines(), after.splitlines(), name, name, lineterm="", n=3)
     )
@@ -426,8 +427,8 @@ def edit_preview(file_path: str, old: str, new: str, replace_all: bool, cwd: Pat
     current = _preview_text(cwd / file_path) if file_path else None
     if current is not None and old and old in current:
         count = -1 if replace_all else 1
-        return ChangePreview("", _unified(current, current.replace(old, new, count), name))
-    return ChangePreview("", _unified(old, new, name))
+        return ChangePreview("", preview_diff(current, current.replace(old, new, count), name))
+    return ChangePreview("", preview_diff(old, new, name))
 
 
 def write_preview(file_path: str, content: str, cwd: Path) -> ChangePreview:
@@ -437,5 +438,5 @@ def write_preview(file_path: str, content: str, cwd: Path) -> ChangePreview:
     if current is None:
         count = len(content.splitlines())
         note = f"new file, {count} line{'s' if count != 1 else ''}"
-        return ChangePreview(note, _unified("", content, name))
-    return ChangePreview("replaces the file", _unified(current, content, name))
+        return ChangePreview(note, preview_diff("", content, name))
+    return ChangePreview("replaces the file", preview_diff(current, content, name))

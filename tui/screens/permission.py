@@ -20,7 +20,6 @@ Why it is shaped this way:
 
 from __future__ import annotations
 
-import difflib
 import json
 import time
 from dataclasses import dataclass
@@ -42,7 +41,7 @@ from textual.widgets.option_list import Option
 
 from core.permissions.decision import DeciderKind
 from core.ports import Approve, PermissionRequest, Reject
-from core.tools.files import shown_path
+from core.tools.files import preview_diff, shown_path
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,13 +77,6 @@ def why_words(request: PermissionRequest) -> str:
     if by.kind == "default":
         return f"Asked because {by.detail}." if by.detail else "Asked because no rule allows it."
     return f"Asked by {_KIND_WORDS[by.kind]}: {by.detail}."
-
-
-def _unified(before: str, after: str, name: str) -> list[str]:
-    lines = difflib.unified_diff(
-        before.splitlines(), after.splitlines(), f"{name}", f"{name}", lineterm="", n=3
-    )
-    return list(lines)
 
 
 class PermissionScreen(ModalScreen[PermissionChoice]):
@@ -196,10 +188,9 @@ class PermissionScreen(ModalScreen[PermissionChoice]):
         input = self.request.input
         name = shown_path(str(input.get("file_path", "")), self.cwd)
         if self.request.tool_name == "Write":
-            return "", _unified("", str(input.get("content", "")), name)
-        return "", _unified(
-            str(input.get("old_string", "")), str(input.get("new_string", "")), name
-        )
+            return "", list(preview_diff("", str(input.get("content", "")), name))
+        old, new = str(input.get("old_string", "")), str(input.get("new_string", ""))
+        return "", list(preview_diff(old, new, name))
 
     def _path_line(self, path: str, note: str = "") -> Static:
         line = Text(shown_path(path, self.cwd), style="bold")
