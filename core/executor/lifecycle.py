@@ -53,7 +53,7 @@ from ..results import (
     persistence_threshold,
 )
 from ..sandbox.policy import SandboxPolicy, Unsandboxed
-from ..tool import ToolContext, ToolResult, ToolResultBlock
+from ..tool import Tool, ToolContext, ToolResult, ToolResultBlock
 from .calls import (
     Classified,
     Stage,
@@ -394,7 +394,10 @@ class _CallRun:
             ) from None
 
     async def preview(self, tool: AnyTool, parsed: Any) -> ChangePreview | None:
-        """The change an edit would make, read off the event loop (a big file, a slow disk)."""
+        """The change an edit would make, read off the event loop (a big file, a slow disk).
+        Tools that edit no file keep the base method and need no thread hop."""
+        if type(tool).change_preview is Tool.change_preview:
+            return None
         try:
             return await asyncio.to_thread(tool.change_preview, parsed, self.context.cwd)
         except Exception as error:  # the question is still asked, without the diff
