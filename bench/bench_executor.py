@@ -12,8 +12,7 @@ from typing import Any
 from common import Benchmark, Figure
 
 from core.executor import ExecutorServices, StreamingToolExecutor, ToolCall, run_tools
-from core.registry import ToolPool
-from core.tool import Tool, ToolContext, ToolInput, ToolOptions, ToolResult
+from core.tool import Tool, ToolContext, ToolInput, ToolOptions, ToolPool, ToolResult
 
 ROUNDS = 3
 

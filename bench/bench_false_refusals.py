@@ -49,10 +49,10 @@ def _project(root: Path) -> None:
 
 
 def refusals(corpus: list[str]) -> list[tuple[str, str]]:
+    from core.access.context import ToolPermissionContext
+    from core.access.decision import Allow
     from core.hooks import NO_PRE_OUTCOME
-    from core.permissions.context import ToolPermissionContext
     from core.permissions.decide import evaluate, prepare
-    from core.permissions.decision import Allow
     from core.tools.bash import Bash
 
     tool = Bash()

@@ -12,15 +12,14 @@ from typing import Any
 from bench_executor import Wait
 from common import Benchmark, Figure
 
+from core.access.context import ToolPermissionContext
 from core.agent.demo import DEMO_MODEL, DemoModel
 from core.agent.loop import AgentLoop
 from core.agent.model import ModelClient
 from core.agent.scenario import Scenario, parse_scenario
 from core.app_state import AppState, AppStateStore
 from core.executor import ExecutorServices
-from core.permissions.context import ToolPermissionContext
-from core.registry import ToolPool
-from core.tool import ToolContext, ToolOptions
+from core.tool import ToolContext, ToolOptions, ToolPool
 
 TOOL_S = 0.1
 CALLS = 10

@@ -23,13 +23,13 @@ RUNS = 50
 
 
 async def _overhead() -> tuple[list[float], list[float], str]:
+    from core.access.sandbox_policy import ReadOnly, Unsandboxed
+    from core.permissions.session_sandbox import SANDBOX, SessionSandbox
     from core.sandbox.config import SandboxSettings
-    from core.sandbox.policy import ReadOnly, Unsandboxed
-    from core.sandbox.session import SessionSandbox
     from core.sandbox.support import probe
+    from core.session_services import SessionServices
     from core.tool import ToolContext, ToolOptions
     from core.tools.bash import Bash
-    from core.tools.shells import SHELLS
 
     support = probe()
     with tempfile.TemporaryDirectory(prefix="proctor-bench-sandbox-") as folder:
@@ -38,7 +38,9 @@ async def _overhead() -> tuple[list[float], list[float], str]:
         sandbox = SessionSandbox(SandboxSettings(), project=project, support=support)
         tool = Bash()
         parsed = tool.parse_input({"command": "true"})
-        base = ToolContext(cwd=project, options=ToolOptions(sandbox=sandbox))
+        services = SessionServices()
+        services.provide(SANDBOX, sandbox)
+        base = ToolContext(cwd=project, options=ToolOptions(services=services))
         fenced = base.replace(sandbox=ReadOnly("bench"), tool_use_id="toolu_fenced")
         plain = base.replace(sandbox=Unsandboxed("bench"), tool_use_id="toolu_plain")
         sandboxed_ms: list[float] = []
@@ -52,8 +54,7 @@ async def _overhead() -> tuple[list[float], list[float], str]:
                 times.append((time.perf_counter() - started) * 1000)
                 if result.is_error:
                     raise RuntimeError(f"`true` failed: {result.data}")
-        await sandbox.close()
-        await SHELLS.close_all()
+        await services.close()  # the sandbox and the shells
     return sandboxed_ms, unsandboxed_ms, support.strength()
 
 

@@ -150,6 +150,7 @@ def _summary(tool_input: dict[str, Any]) -> str:
 def flood_events(calls: int | None = None) -> list[EngineEvent]:
     """What the engine emits for `calls` calls in parallel batches, in the order it would."""
     calls = FLOOD_CALLS if calls is None else calls
+    from core.access.decision import DecidedBy
     from core.events import (
         OutputProgress,
         PermissionAnswered,
@@ -159,7 +160,6 @@ def flood_events(calls: int | None = None) -> list[EngineEvent]:
         ToolQueued,
         ToolStarted,
     )
-    from core.permissions.decision import DecidedBy
     from core.ports import Approve, PermissionRequest
 
     events: list[EngineEvent] = []
@@ -310,7 +310,7 @@ async def _flood_round(project: Path) -> dict[str, Any]:
 async def _key_round(project: Path) -> dict[str, Any]:
     from textual import events
 
-    from core.permissions.modes import MODE_LABELS
+    from core.access.modes import MODE_LABELS
     from tui.calls import CallRecord
 
     turns = [

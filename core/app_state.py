@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .permissions.context import ToolPermissionContext
+from .access.context import ToolPermissionContext
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,24 +20,23 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
+from .access.context import PermissionMode, ToolPermissionContext
+from .access.decision import Ask, DecidedBy, Deny, PermissionDecision
+from .access.modes import MODE_LABELS, parse_mode
+from .access.sandbox_policy import SandboxKind
 from .app_state import AppState, AppStateStore
 from .executor.calls import ToolCall, classify
 from .executor.lifecycle import format_input_error
 from .hooks import NO_PRE_OUTCOME
 from .permissions.call import prepare
-from .permissions.context import PermissionMode, ToolPermissionContext
 from .permissions.decide import evaluate
-from .permissions.decision import Ask, DecidedBy, Deny, PermissionDecision
-from .permissions.modes import MODE_LABELS, parse_mode
 from .permissions.sandboxing import SandboxView
 from .permissions.setup import permission_context_from
-from .registry import ToolPool
 from .sandbox import config as sandbox_config
 from .sandbox.config import SandboxSettings
-from .sandbox.policy import SandboxKind
 from .sandbox.support import SandboxSupport, probe
 from .settings import PROJECT_SOURCES, Settings, load_settings
-from .tool import ToolContext, ToolOptions
+from .tool import ToolContext, ToolOptions, ToolPool
 from .trust import is_trusted
 
 Behavior = Literal["allow", "ask", "deny"]

@@ -24,8 +24,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 if TYPE_CHECKING:
-    from .executor.calls import CancelReason, Stage
     from .ports import PermissionAnswer, PermissionRequest
+
+Stage = Literal[
+    "lookup", "schema", "validate", "pre_hook", "permission", "call", "map", "persist", "post_hook"
+]
+"""The lifecycle stage at which a call failed (core/executor/lifecycle.py runs them in order)."""
+CancelReason = Literal["sibling_error", "user_interrupted", "streaming_fallback"]
+"""Why a call was cancelled rather than run to its end."""
 
 _WALL_OFFSET = time.time() - time.monotonic()
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from .permissions.context import PermissionMode
-from .permissions.decision import DecidedBy
+from .access.context import PermissionMode
+from .access.decision import DecidedBy
 
 
 @dataclass(frozen=True, slots=True)

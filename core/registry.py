@@ -13,23 +13,20 @@ changes the bytes of the built-in prefix, and the prompt cache keeps hitting.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, overload
+from collections.abc import Iterable
 
-from .permissions.context import ToolPermissionContext
-from .permissions.rules import blanket_rule
-from .tool import Tool
+from .access.context import ToolPermissionContext
+from .access.rules import blanket_rule
+from .tool import AnyTool, ToolPool
 
 SIMPLE_MODE_TOOLS = frozenset({"Bash", "Read", "Edit"})
-
-AnyTool = Tool[Any]
 
 
 def all_base_tools() -> list[AnyTool]:
     """Every built-in tool of this build, enabled or not: one module each in core/tools/.
 
-    Imported here, not at module level, so that importing the registry (as the executor
-    does) stays cheap and free of import cycles."""
+    This is the one registration a new tool needs. Imported here, not at module level, so
+    that importing the registry (as `proctor --version` and the CLI do) stays cheap."""
     from .tools.ask_user import AskUserQuestion
     from .tools.bash import Bash
     from .tools.edit import Edit
@@ -96,50 +93,6 @@ def assemble_tool_pool(
             seen.add(tool.name)
             pool.append(tool)
     return ToolPool(pool)
-
-
-class ToolPool(Sequence[AnyTool]):
-    """An ordered, immutable list of tools with lookup by name or alias."""
-
-    __slots__ = ("_by_name", "_tools")
-
-    def __init__(self, tools: Iterable[AnyTool] = ()) -> None:
-        self._tools = tuple(tools)
-        self._by_name: dict[str, AnyTool] = {}
-        # Names first so that an alias never shadows another tool's real name.
-        for tool in self._tools:
-            self._by_name.setdefault(tool.name, tool)
-        for tool in self._tools:
-            for alias in tool.aliases:
-                self._by_name.setdefault(alias, tool)
-
-    def find(self, name: str) -> AnyTool | None:
-        """The tool called `name`, or the one that has `name` as an alias."""
-        return self._by_name.get(name)
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        return tuple(t.name for t in self._tools)
-
-    def deferred(self) -> tuple[AnyTool, ...]:
-        """Tools the model sees by name only until it loads them through ToolSearch."""
-        return tuple(t for t in self._tools if t.should_defer and not t.always_load)
-
-    @overload
-    def __getitem__(self, index: int) -> AnyTool: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[AnyTool]: ...
-    def __getitem__(self, index: int | slice) -> AnyTool | Sequence[AnyTool]:
-        return self._tools[index]
-
-    def __len__(self) -> int:
-        return len(self._tools)
-
-    def __iter__(self) -> Iterator[AnyTool]:
-        return iter(self._tools)
-
-    def __repr__(self) -> str:
-        return f"ToolPool({list(self.names)})"
 
 
 def _by_name(tool: AnyTool) -> str:

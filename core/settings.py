@@ -43,11 +43,11 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal, cast, get_args
 
+from .access.context import PERMISSION_MODES, PermissionMode, PermissionRule, RuleBehavior
+from .access.modes import parse_cycle
+from .access.rules import RuleSyntaxError, parse_rule, rule_problem
 from .config_dir import user_config_dir as user_config_dir
 from .hooks import HOOK_EVENTS, HookEvent
-from .permissions.context import PERMISSION_MODES, PermissionMode, PermissionRule, RuleBehavior
-from .permissions.modes import parse_cycle
-from .permissions.rules import RuleSyntaxError, parse_rule, rule_problem
 from .sandbox.config import (
     FILESYSTEM_KEYS,
     LIST_KEYS,

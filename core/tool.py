@@ -15,26 +15,25 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, Literal, NotRequired, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, NotRequired, TypedDict, TypeVar, overload
 
 from pydantic import BaseModel, ConfigDict
 
 from .abort import AbortController, AbortSignal
+from .access.context import ToolPermissionContext
+from .access.sandbox_policy import SandboxPolicy
+from .access.targets import RuleTarget
 from .app_state import AppState, AppStateStore, Updater
 from .file_state import ReadFileState
-from .permissions.context import ToolPermissionContext
-from .permissions.targets import RuleTarget
-from .sandbox.policy import SandboxPolicy
+from .session_services import SessionServices
 
 if TYPE_CHECKING:
     from .events import EngineEvent, EventSink
     from .ports import ChangePreview, UserPort
-    from .registry import ToolPool
-    from .sandbox.session import SessionSandbox
 
 _log = logging.getLogger(__name__)
 
@@ -112,9 +111,11 @@ class ToolOptions:
     user_port: UserPort | None = None
     """Where questions and plans go to a person; None when nobody can answer (headless)."""
     events: EventSink | None = None
-    sandbox: SessionSandbox | None = None
-    """The session's kernel sandbox: builds the fence a sandboxed command runs in."""
-    """For tools whose effect the front end shows beyond the call itself (todos, mode)."""
+    """The session's one event sink, for tools whose effect the front end shows beyond the
+    call itself (todos, mode)."""
+    services: SessionServices = field(default_factory=SessionServices)
+    """The session's shells, sub-agents and sandbox (core/session_services.py). Copies of
+    these options share it: every call and sub-agent of one session sees the same."""
 
 
 @dataclass(frozen=True)
@@ -130,7 +131,7 @@ class ToolContext:
     read_file_state: ReadFileState = field(default_factory=ReadFileState)
     abort: AbortSignal = field(default_factory=lambda: AbortController().signal)
     messages: Sequence[Mapping[str, Any]] = ()
-    options: ToolOptions = ToolOptions()
+    options: ToolOptions = field(default_factory=ToolOptions)
     tool_use_id: str = ""
     agent_id: str | None = None
     """Set inside a sub-agent: the parent's tool_use_id for its Task call."""
@@ -328,3 +329,50 @@ def content_of(data: Any) -> str | list[dict[str, Any]]:
 def shorten(text: str, width: int) -> str:
     line = " ".join(text.split())
     return line if len(line) <= width else line[: max(width - 1, 0)] + "…"
+
+
+AnyTool = Tool[Any]
+
+
+class ToolPool(Sequence[AnyTool]):
+    """An ordered, immutable list of tools with lookup by name or alias."""
+
+    __slots__ = ("_by_name", "_tools")
+
+    def __init__(self, tools: Iterable[AnyTool] = ()) -> None:
+        self._tools = tuple(tools)
+        self._by_name: dict[str, AnyTool] = {}
+        # Names first so that an alias never shadows another tool's real name.
+        for tool in self._tools:
+            self._by_name.setdefault(tool.name, tool)
+        for tool in self._tools:
+            for alias in tool.aliases:
+                self._by_name.setdefault(alias, tool)
+
+    def find(self, name: str) -> AnyTool | None:
+        """The tool called `name`, or the one that has `name` as an alias."""
+        return self._by_name.get(name)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(t.name for t in self._tools)
+
+    def deferred(self) -> tuple[AnyTool, ...]:
+        """Tools the model sees by name only until it loads them through ToolSearch."""
+        return tuple(t for t in self._tools if t.should_defer and not t.always_load)
+
+    @overload
+    def __getitem__(self, index: int) -> AnyTool: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[AnyTool]: ...
+    def __getitem__(self, index: int | slice) -> AnyTool | Sequence[AnyTool]:
+        return self._tools[index]
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __iter__(self) -> Iterator[AnyTool]:
+        return iter(self._tools)
+
+    def __repr__(self) -> str:
+        return f"ToolPool({list(self.names)})"

@@ -8,15 +8,15 @@ from pathlib import Path
 from typing import Any
 
 from core.abort import AbortController
+from core.access.context import ToolPermissionContext
 from core.app_state import AppState, AppStateStore
 from core.events import EventRecorder, ToolEvent
 from core.executor import ExecutorServices, ResultUpdate, ToolCall, ToolCallOutcome
 from core.hooks import HookCall, PostToolUseOutcome, PreToolUseOutcome
-from core.permissions.context import ToolPermissionContext
 from core.ports import Approve, PermissionAnswer, PermissionRequest
-from core.registry import ToolPool
 from core.results import ResultStore
-from core.tool import Tool, ToolContext, ToolOptions
+from core.session_services import SessionServices
+from core.tool import Tool, ToolContext, ToolOptions, ToolPool
 
 
 def make_context(
@@ -30,12 +30,21 @@ def make_context(
     store = AppStateStore(
         AppState(permission_context=permission_context or ToolPermissionContext())
     )
+    options = ToolOptions(tools=ToolPool(tools), discovered_tools=discovered)
+    OPENED.append(options.services)
     return ToolContext(
-        cwd=cwd,
-        app_state=store,
-        abort=(abort or AbortController()).signal,
-        options=ToolOptions(tools=ToolPool(tools), discovered_tools=discovered),
+        cwd=cwd, app_state=store, abort=(abort or AbortController()).signal, options=options
     )
+
+
+OPENED: list[SessionServices] = []
+"""The services of every session the helpers made; `close_sessions` closes them."""
+
+
+async def close_sessions() -> None:
+    """End every helper-made session: background shells stop, temporary files go."""
+    while OPENED:
+        await OPENED.pop().close()
 
 
 @dataclass

@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import urlparse
 
+from core.access.targets import CommandTarget, DomainTarget, PathTarget, RuleTarget
 from core.bash import analyze
-from core.permissions.targets import CommandTarget, DomainTarget, PathTarget, RuleTarget
 from core.tool import Tool, ToolInput
 
 

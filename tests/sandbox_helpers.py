@@ -13,18 +13,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_helpers import ScriptedPort, make_context, make_services, outcomes_of, text_of
+from engine_helpers import OPENED, ScriptedPort, make_context, make_services, outcomes_of, text_of
 
+from core.access.context import PermissionMode, ToolPermissionContext
+from core.access.rules import parse_rule
+from core.access.sandbox_policy import SandboxPolicy
 from core.events import EventRecorder
 from core.executor import StreamingToolExecutor, ToolCall, ToolCallOutcome
-from core.permissions.context import PermissionMode, ToolPermissionContext
 from core.permissions.decide import DecisionChain
-from core.permissions.rules import parse_rule
+from core.permissions.session_sandbox import SANDBOX, SessionSandbox
 from core.ports import PermissionAnswer
 from core.sandbox.config import SandboxSettings
-from core.sandbox.policy import SandboxPolicy
-from core.sandbox.session import SessionSandbox
 from core.sandbox.support import SandboxSupport, probe
+from core.session_services import SessionServices
 from core.tool import ToolContext
 from core.tools.bash import Bash
 
@@ -58,6 +59,9 @@ class Fenced:
     recorder: EventRecorder = field(default_factory=EventRecorder)
     port: ScriptedPort = field(init=False)
     sandbox: SessionSandbox = field(init=False)
+    services: SessionServices = field(init=False)
+    """One session's services for every context this helper makes: its shells (and their
+    working directory) carry over between calls, as in a real session."""
 
     def __post_init__(self) -> None:
         self.port = ScriptedPort(self.answers)
@@ -67,6 +71,9 @@ class Fenced:
             session_dir=self.project.parent / "session",
             support=self.support,
         )
+        self.services = SessionServices()
+        self.services.provide(SANDBOX, self.sandbox)
+        OPENED.append(self.services)
 
     def context(self) -> ToolContext:
         rules = tuple(
@@ -78,7 +85,7 @@ class Fenced:
         )
         context = make_context([TOOL], self.project, permission_context=permissions)
         options = replace(
-            context.options, session_dir=self.project.parent / "session", sandbox=self.sandbox
+            context.options, session_dir=self.project.parent / "session", services=self.services
         )
         return context.replace(options=options)
 

@@ -30,9 +30,9 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.timer import Timer
 
+from core.access.modes import MODE_LABELS
 from core.agent.events import TurnEnded, UserMessage
 from core.events import EngineEvent, ModeChanged
-from core.permissions.modes import MODE_LABELS
 from themes import APP_STYLESHEET
 
 from .bridge import EventBridge
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from core.agent.live import LiveSession, PreparedSession
     from core.agent.model import ModelClient
     from core.agent.options import SessionOptions
-    from core.sandbox.session import SessionSandbox
+    from core.permissions.session_sandbox import SessionSandbox
 
     from .ports import DialogPorts
 

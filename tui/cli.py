@@ -220,7 +220,8 @@ def run_check(args: argparse.Namespace) -> int:
     import json
 
     from core.check import Checker, CheckError, CheckRequest, check_batch
-    from core.registry import ToolPool, all_base_tools
+    from core.registry import all_base_tools
+    from core.tool import ToolPool
 
     cwd = (args.cwd or Path.cwd()).resolve()
     checker = Checker(ToolPool(all_base_tools()), cwd=cwd, isolated=args.isolated)

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from .. import __version__
+from ..access.context import PermissionMode
 from ..events import EngineEvent, ToolCancelled, ToolCompleted, ToolEvent, ToolQueued
-from ..permissions.context import PermissionMode
 from .live import open_session, prepare_session
 from .loop import AssistantMessage, TextDelta, TurnEnded, TurnError, UserMessage
 from .model import MissingApiKey

@@ -20,23 +20,24 @@ from pathlib import Path
 from typing import Any, get_args
 
 from .. import __version__
+from ..access.context import PermissionMode
+from ..access.modes import DEFAULT_CYCLE, cycle_mode, switch_mode
 from ..app_state import AppState, AppStateStore
 from ..events import EventSink, ModeChanged, TodosChanged
 from ..executor import ExecutorServices
 from ..hook_runner import CommandHookRunner
 from ..permissions.audit import AuditLog
-from ..permissions.context import PermissionMode
 from ..permissions.decide import DecisionChain
-from ..permissions.modes import DEFAULT_CYCLE, cycle_mode, switch_mode
+from ..permissions.session_sandbox import SANDBOX, SessionSandbox, hook_files
 from ..permissions.setup import permission_context_from
 from ..ports import PermissionPort, UserPort
 from ..registry import assemble_tool_pool
 from ..results import ResultStore
 from ..sandbox import config as sandbox_config
-from ..sandbox.session import SessionSandbox, hook_files
+from ..session_services import SessionServices
 from ..settings import PROJECT_SOURCES, Settings, load_settings
 from ..tool import ToolContext, ToolOptions
-from ..tools.task import AGENTS, AgentRuntime, register_runtime, unregister_runtime
+from ..tools.task import SUBAGENTS
 from ..tools.todo_write import Todo
 from ..trust import is_trusted
 from .loop import AgentLoop, TurnEnded
@@ -52,6 +53,7 @@ from .sessions import (
     read_meta,
     set_title,
 )
+from .subagents import SessionSubAgents
 from .transcript import (
     RestoredState,
     Transcript,
@@ -178,13 +180,9 @@ class LiveSession:
         if self._closed:
             return
         self._closed = True
-        from ..tools.shells import SHELLS
-
         try:
-            await AGENTS.close(self.store)
-            unregister_runtime(self.store)
-            await SHELLS.close(self.store)  # this session's shells; others' carry on
-            await self.sandbox.close()
+            # This session's sub-agents, shells and sandbox; other sessions' carry on.
+            await self.context.options.services.close()
         finally:
             self.audit.close()
             self.transcript.append(end_record(reason))
@@ -244,6 +242,8 @@ async def open_session(
         protected_files=hook_files(settings.hooks, prepared.cwd),
     )
     sandbox.start_probe()  # on a thread; the first command's decision waits for it
+    session_services = SessionServices()
+    session_services.provide(SANDBOX, sandbox)
     transcript = session.transcript()
     transcript.append(
         start_record(resumed=prepared.resumed, version=__version__, model=model.model)
@@ -267,7 +267,7 @@ async def open_session(
             session_dir=session.directory,
             user_port=user_port,
             events=events,
-            sandbox=sandbox,
+            services=session_services,
         ),
     )
     notes = [*set_aside, *sandbox_notes]
@@ -287,7 +287,7 @@ async def open_session(
         transcript=transcript,
         max_turns=options.max_turns,
     )
-    register_runtime(store, AgentRuntime(model, services))
+    session_services.provide(SUBAGENTS, SessionSubAgents(model, services))
     if todos:
         events(TodosChanged(todos=todos))  # a resumed list: the front end shows it again
     return LiveSession(

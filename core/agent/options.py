@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..permissions.context import PermissionMode
+from ..access.context import PermissionMode
 
 
 @dataclass(frozen=True, slots=True)

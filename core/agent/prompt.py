@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..permissions.context import ToolPermissionContext
-from ..permissions.modes import MODE_LABELS
+from ..access.context import ToolPermissionContext
+from ..access.modes import MODE_LABELS
 from ..tool import ToolOptions
 from ..tools.tool_search import deferred_tools_notice
 

@@ -5,12 +5,11 @@
 - `orchestration.run_tools`: the batch path, for calls known all at once.
 """
 
+from ..events import CancelReason, Stage
 from .calls import (
-    CancelReason,
     ExecutorUpdate,
     ProgressUpdate,
     ResultUpdate,
-    Stage,
     ToolCall,
     ToolCallOutcome,
 )

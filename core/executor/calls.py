@@ -12,22 +12,17 @@ Outcomes and updates are built for every call: they are values by convention, no
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pydantic import ValidationError
 
-from ..sandbox.policy import SandboxKind
+from ..access.sandbox_policy import SandboxKind
+from ..events import CancelReason, Stage
 from ..tool import ContextModifier, ToolResultBlock, shorten
 
 if TYPE_CHECKING:
-    from ..registry import AnyTool, ToolPool
     from ..results import PersistedResult
-    from ..tool import ToolContext
-
-Stage = Literal[
-    "lookup", "schema", "validate", "pre_hook", "permission", "call", "map", "persist", "post_hook"
-]
-CancelReason = Literal["sibling_error", "user_interrupted", "streaming_fallback"]
+    from ..tool import AnyTool, ToolContext, ToolPool
 
 
 @dataclass(frozen=True, slots=True)

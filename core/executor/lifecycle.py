@@ -31,18 +31,19 @@ from typing import Any, Literal, Protocol
 
 from pydantic import ValidationError
 
+from ..access.decision import Allow, Ask, DecidedBy, Deny
+from ..access.sandbox_policy import SandboxPolicy, Unsandboxed
 from ..events import (
     PermissionAnswered,
     PermissionAsked,
     ResultPersisted,
+    Stage,
     ToolNotice,
     ToolProgress,
     ToolSandboxed,
 )
 from ..hooks import NO_POST_OUTCOME, NO_PRE_OUTCOME, HookCall, PostToolUseOutcome, PreToolUseOutcome
-from ..permissions.decision import Allow, Ask, DecidedBy, Deny
 from ..ports import Approve, ChangePreview, PermissionRequest, Reject
-from ..registry import AnyTool
 from ..results import (
     PersistedResult,
     content_size,
@@ -52,11 +53,9 @@ from ..results import (
     persist_result,
     persistence_threshold,
 )
-from ..sandbox.policy import SandboxPolicy, Unsandboxed
-from ..tool import Tool, ToolContext, ToolResult, ToolResultBlock
+from ..tool import AnyTool, Tool, ToolContext, ToolResult, ToolResultBlock
 from .calls import (
     Classified,
-    Stage,
     ToolCall,
     ToolCallOutcome,
     call_summary,

@@ -15,8 +15,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
-from ..registry import ToolPool
-from ..tool import ToolContext
+from ..tool import ToolContext, ToolPool
 from .calls import ExecutorUpdate, ToolCall, classify
 from .services import ExecutorServices
 from .streaming import StreamingToolExecutor

@@ -11,13 +11,17 @@ from __future__ import annotations
 import logging
 import os
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
 
+from ..access.decision import PermissionDecision
 from ..events import EngineEvent, EventSink, null_sink
-from ..hooks import HookRunner
+from ..hooks import HookRunner, PreToolUseOutcome
 from ..permissions.decide import DecisionChain
-from ..permissions.decision import PermissionChain
-from ..ports import PermissionPort
+from ..ports import PermissionAnswer, PermissionPort, PermissionRequest
 from ..results import ResultStore
+
+if TYPE_CHECKING:
+    from ..tool import Tool, ToolContext
 
 DEFAULT_MAX_TOOL_USE_CONCURRENCY = 10
 CONCURRENCY_ENV = "PROCTOR_MAX_TOOL_USE_CONCURRENCY"
@@ -44,6 +48,24 @@ def max_tool_use_concurrency() -> int:
         )
         return DEFAULT_MAX_TOOL_USE_CONCURRENCY
     return value
+
+
+class PermissionChain(Protocol):
+    """Decides a call after its PreToolUse hooks, and learns from the user's answers."""
+
+    async def decide(
+        self,
+        tool: Tool[Any],
+        input: Any,
+        context: ToolContext,
+        hook: PreToolUseOutcome,
+    ) -> PermissionDecision: ...
+
+    async def record_answer(
+        self, request: PermissionRequest, answer: PermissionAnswer, context: ToolContext
+    ) -> None:
+        """Keep what the user chose beyond this call (a session or settings-file rule)."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,10 +35,9 @@ from collections.abc import AsyncIterator
 from typing import Any, Literal
 
 from ..abort import AbortController, AbortSignal
-from ..events import ToolCancelled, ToolCompleted, ToolQueued, ToolStarted
+from ..events import CancelReason, ToolCancelled, ToolCompleted, ToolQueued, ToolStarted
 from ..tool import ContextModifier, ToolContext
 from .calls import (
-    CancelReason,
     Classified,
     ExecutorUpdate,
     ProgressUpdate,

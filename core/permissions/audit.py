@@ -13,10 +13,10 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+from ..access.context import ToolPermissionContext
+from ..access.decision import PermissionDecision
+from ..access.sandbox_policy import SandboxPolicy
 from ..ports import Approve, PermissionAnswer, PermissionRequest
-from ..sandbox.policy import SandboxPolicy
-from .context import ToolPermissionContext
-from .decision import PermissionDecision
 
 
 class AuditLog:

@@ -15,13 +15,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..access.context import ToolPermissionContext
+from ..access.paths import inside_working_dirs
+from ..access.targets import CommandTarget, RuleTarget
 from ..bash import BashAnalysis, SimpleCommand, analyze, touched_paths, unwrap
 from ..tool import Tool
-from .context import ToolPermissionContext
 from .globs import expand, is_glob
-from .paths import inside_working_dirs
 from .shell_places import ShellPlaces, shell_places
-from .targets import CommandTarget, RuleTarget
 
 MAX_SCRIPT_DEPTH = 6
 """How deep scripts inside scripts (`bash -c "bash -c '...'"`) are followed; deeper asks."""

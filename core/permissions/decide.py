@@ -25,15 +25,8 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..bash import SimpleCommand, strip_safe_assignments, unwrap
-from ..bash.readonly import command_problem
-from ..hooks import PreToolUseOutcome
-from ..ports import Approve, PermissionAnswer, PermissionRequest
-from ..tool import PASSTHROUGH, PermissionResult, Tool, ToolContext
-from .audit import AuditLog
-from .call import MAX_SCRIPT_DEPTH, Call, expand_home, prepare, program_of
-from .context import PermissionRule, RuleBehavior
-from .decision import (
+from ..access.context import PermissionRule, RuleBehavior
+from ..access.decision import (
     BY_ACCEPT_EDITS,
     BY_BYPASS,
     BY_READ_ONLY,
@@ -44,6 +37,16 @@ from .decision import (
     PermissionDecision,
     Risk,
 )
+from ..access.paths import PROTECTED_NAMES, absolute, protected_part
+from ..access.rules import parse_rule, rule_names_tool
+from ..access.targets import DomainTarget, PathTarget, rule_family
+from ..bash import SimpleCommand, strip_safe_assignments, unwrap
+from ..bash.readonly import command_problem
+from ..hooks import PreToolUseOutcome
+from ..ports import Approve, PermissionAnswer, PermissionRequest
+from ..tool import PASSTHROUGH, PermissionResult, Tool, ToolContext
+from .audit import AuditLog
+from .call import MAX_SCRIPT_DEPTH, Call, expand_home, prepare, program_of
 from .globs import is_glob
 from .match import (
     allowing_rule,
@@ -54,9 +57,7 @@ from .match import (
     specifier_applies,
     target_matches,
 )
-from .paths import PROTECTED_NAMES, absolute, protected_part
 from .reach import reach_of, symlink_out, tree_holds
-from .rules import parse_rule, rule_names_tool
 from .sandboxing import SandboxView, choose_sandbox
 from .shell_reach import (
     UNKNOWN_PATHS,
@@ -67,7 +68,6 @@ from .shell_reach import (
     shell_paths_hit,
 )
 from .suggest import command_rule
-from .targets import DomainTarget, PathTarget, rule_family
 
 PLAN_MODE_MESSAGE = (
     "Plan mode is on, so only reading and exploring is allowed: {tool} would change things "
@@ -85,7 +85,7 @@ RememberRule = Callable[[str], Path]
 
 
 class SandboxSource(Protocol):
-    """The session's sandbox as the chain sees it (`core.sandbox.session.SessionSandbox`)."""
+    """The session's sandbox as the chain sees it (`session_sandbox.SessionSandbox`)."""
 
     async def view(self) -> SandboxView: ...
 

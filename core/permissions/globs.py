@@ -16,7 +16,7 @@ import os
 from fnmatch import fnmatchcase
 from pathlib import Path
 
-from .paths import PROTECTED_NAMES
+from ..access.paths import PROTECTED_NAMES
 
 MAX_MATCHES = 1_000
 _WILD = frozenset("*?[")

@@ -24,14 +24,9 @@ from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 
-from ..bash import BashAnalysis, SimpleCommand, strip_safe_assignments, unwrap
-from ..bash.git import split_global
-from ..bash.readonly import command_problem
-from ..bash.runners import Runs, assignments_run, commands_run
-from ..bash.wrappers import base_name
-from .context import PermissionRule, RuleBehavior
-from .paths import compile_pattern, pattern_covers
-from .targets import (
+from ..access.context import PermissionRule, RuleBehavior
+from ..access.paths import compile_pattern, pattern_covers
+from ..access.targets import (
     CommandTarget,
     DomainTarget,
     PathTarget,
@@ -39,6 +34,11 @@ from .targets import (
     canonical_host,
     rule_family,
 )
+from ..bash import BashAnalysis, SimpleCommand, strip_safe_assignments, unwrap
+from ..bash.git import split_global
+from ..bash.readonly import command_problem
+from ..bash.runners import Runs, assignments_run, commands_run
+from ..bash.wrappers import base_name
 
 _SPACES = re.compile(r"\s+")
 

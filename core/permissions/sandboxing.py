@@ -23,11 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from ..bash import unwrap
-from ..sandbox.config import SandboxSettings
-from ..sandbox.policy import ReadOnly, SandboxPolicy, Unsandboxed, Workspace
-from ..sandbox.support import SandboxSupport
-from .decision import (
+from ..access.decision import (
     BY_ACCEPT_EDITS,
     BY_BYPASS,
     BY_READ_ONLY,
@@ -37,6 +33,10 @@ from .decision import (
     Deny,
     PermissionDecision,
 )
+from ..access.sandbox_policy import ReadOnly, SandboxPolicy, Unsandboxed, Workspace
+from ..bash import unwrap
+from ..sandbox.config import SandboxSettings
+from ..sandbox.support import SandboxSupport
 from .match import command_matches
 
 if TYPE_CHECKING:

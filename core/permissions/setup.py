@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..access.context import PermissionMode, ToolPermissionContext
 from ..settings import PROJECT_SOURCES, Settings
-from .context import PermissionMode, ToolPermissionContext
 
 _WIDENING_MODES = frozenset({"acceptEdits", "bypassPermissions"})
 

@@ -27,8 +27,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..access.paths import resolved
 from ..bash import BashAnalysis, SimpleCommand, unwrap
-from .paths import resolved
 
 _MAX_PLACES = 16
 _MOVES = re.compile(r"\s*(?:builtin\s+|command\s+)?(?:cd|pushd|popd)\b")

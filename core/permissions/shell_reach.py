@@ -16,6 +16,9 @@ import os
 import re
 from pathlib import Path
 
+from ..access.context import PermissionRule, RuleBehavior
+from ..access.paths import PROTECTED_NAMES, absolute, compile_pattern, is_critical, is_within
+from ..access.targets import DomainTarget, PathAccess, PathTarget, rule_family
 from ..bash import SimpleCommand, touched_paths, unwrap
 from ..bash.commands import READ_ONLY
 from ..bash.flags import scan
@@ -24,13 +27,10 @@ from ..bash.paths import argv_paths
 from ..bash.readonly import command_problem
 from ..bash.wrappers import WRAPPERS, base_name, unwrap_once
 from .call import MAX_SCRIPT_DEPTH, Call, expand_home, program_of
-from .context import PermissionRule, RuleBehavior
 from .git_history import known_paths, repository_of
 from .globs import is_glob
 from .match import command_runs, rule_base, target_matches, word_tokens
-from .paths import PROTECTED_NAMES, absolute, compile_pattern, is_critical, is_within
 from .reach import Reach, names_split_whole, reach_of, symlink_out, tar_does, tree_holds
-from .targets import DomainTarget, PathAccess, PathTarget, rule_family
 
 REMOVAL_COMMANDS = frozenset({"rm", "rmdir", "unlink", "shred", "mv"})
 

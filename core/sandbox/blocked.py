@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from .policy import ReadOnly, SandboxPolicy, Workspace
+from ..access.sandbox_policy import ReadOnly, SandboxPolicy, Workspace
 
 _SIGNS = re.compile(
     r"read-only file system|permission denied|operation not permitted|network is unreachable"

@@ -35,9 +35,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..permissions.paths import PROTECTED_NAMES, PathPattern, is_within
+from ..access.paths import PROTECTED_NAMES, PathPattern, is_within
+from ..access.sandbox_policy import ReadOnly, SandboxPolicy, Workspace
 from . import kernel
-from .policy import ReadOnly, SandboxPolicy, Workspace
 from .support import SandboxSupport
 
 SYSTEM_READ_ROOTS = (

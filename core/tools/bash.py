@@ -30,12 +30,13 @@ from typing import Any
 
 from pydantic import Field
 
+from ..access.sandbox_policy import ReadOnly, SandboxKind, SandboxPolicy, Unsandboxed, Workspace
+from ..access.targets import CommandTarget, RuleTarget
 from ..bash import analyze
-from ..permissions.targets import CommandTarget, RuleTarget
+from ..permissions.session_sandbox import SANDBOX
 from ..results import PREVIEW_BUDGET_BYTES, ResultStore, persisted_output, preview
 from ..sandbox.blocked import explain
 from ..sandbox.fence import git_runs_no_code
-from ..sandbox.policy import ReadOnly, SandboxKind, SandboxPolicy, Unsandboxed, Workspace
 from ..tool import (
     Progress,
     SavedOutput,
@@ -261,7 +262,7 @@ def _fence_factory(policy: SandboxPolicy | None, context: ToolContext) -> FenceF
     to apply (the command must then not run)."""
     if not isinstance(policy, ReadOnly | Workspace):
         return None
-    sandbox = context.options.sandbox
+    sandbox = context.options.services.get(SANDBOX)
     if sandbox is None:
         raise OSError(
             f"this command was allowed to run {policy.describe()}, but the session has no "

@@ -26,9 +26,9 @@ from typing import Any
 
 from pydantic import Field
 
+from ..access.paths import absolute
+from ..access.targets import PathTarget
 from ..file_state import ReadFileState
-from ..permissions.paths import absolute
-from ..permissions.targets import PathTarget
 from ..ports import ChangePreview
 from ..results import format_size
 from ..tool import (

@@ -30,8 +30,8 @@ from typing import Any
 
 from pydantic import Field
 
-from ..permissions.paths import absolute
-from ..permissions.targets import PathTarget, RuleTarget
+from ..access.paths import absolute
+from ..access.targets import PathTarget, RuleTarget
 from ..tool import (
     Progress,
     Tool,

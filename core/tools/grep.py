@@ -40,7 +40,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from ..permissions.targets import PathTarget, RuleTarget
+from ..access.targets import PathTarget, RuleTarget
 from ..tool import (
     Progress,
     Tool,

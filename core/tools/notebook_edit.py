@@ -35,9 +35,9 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from ..access.paths import absolute
+from ..access.targets import PathTarget
 from ..file_state import ReadFileState
-from ..permissions.paths import absolute
-from ..permissions.targets import PathTarget
 from ..results import format_size
 from ..tool import (
     Progress,

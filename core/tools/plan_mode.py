@@ -38,13 +38,13 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field
 
+from ..access.context import PermissionMode, PermissionRule, ToolPermissionContext
+from ..access.modes import MODE_LABELS, ModeUnavailable, switch_mode
+from ..access.rules import RuleSyntaxError, parse_rule
 from ..app_state import AppState
 from ..bash.runners import runs_code
 from ..bash.wrappers import WRAPPERS
 from ..events import ModeChanged
-from ..permissions.context import PermissionMode, PermissionRule, ToolPermissionContext
-from ..permissions.modes import MODE_LABELS, ModeUnavailable, switch_mode
-from ..permissions.rules import RuleSyntaxError, parse_rule
 from ..ports import AllowedPrompt, KeepPlanning, PlanApproved, PlanRequest
 from ..tool import (
     Progress,

@@ -33,8 +33,8 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from ..permissions.paths import absolute
-from ..permissions.targets import PathTarget
+from ..access.paths import absolute
+from ..access.targets import PathTarget
 from ..results import format_size
 from ..tool import (
     Progress,

@@ -31,10 +31,10 @@ from typing import Any
 
 import pathspec
 
-from ..permissions.context import PermissionRule, ToolPermissionContext
+from ..access.context import PermissionRule, ToolPermissionContext
+from ..access.paths import PathPattern, absolute, compile_pattern, is_within, pattern_covers
+from ..access.targets import rule_family
 from ..permissions.match import rule_base
-from ..permissions.paths import PathPattern, absolute, compile_pattern, is_within, pattern_covers
-from ..permissions.targets import rule_family
 from ..tool import ToolResult, ToolResultBlock
 
 VCS_DIRECTORIES = (".git", ".svn", ".hg", ".bzr", ".jj", ".sl")

@@ -18,10 +18,10 @@ Why it is shaped this way:
   up to `kill_grace_s` for them to go, then sends SIGKILL. Only a process that calls `setsid`
   itself escapes. Processes a command leaves behind after exiting normally (`server &`) are
   left alone; background work belongs in a background shell.
-- Session state lives in `SHELLS`, keyed by the session's `AppStateStore`: the one object every
-  call of a session shares, whatever copy of the context it was given. `SHELLS.close_all()`
-  stops every background shell (the app calls it at exit; an atexit hook SIGKILLs whatever is
-  left if it did not).
+- Session state is a session service (`SHELLS`, in `context.options.services`): the one
+  object every call of a session shares, whatever copy of the context it was given. Closing
+  the session's services stops its background shells (the app does at exit; an atexit hook
+  SIGKILLs whatever is left if it did not).
 """
 
 from __future__ import annotations
@@ -38,16 +38,17 @@ import signal
 import stat
 import tempfile
 import time
+import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from ..abort import AbortSignal
-from ..app_state import AppStateStore
 from ..events import OutputProgress
 from ..sandbox.fence import Fence, with_changes
 from ..sandbox.kernel import SETUP_FAILED_EXIT, SETUP_FAILED_MARK
+from ..session_services import ServiceKey
 from ..tool import ToolContext
 
 ShellStatus = Literal["running", "completed", "killed"]
@@ -606,36 +607,26 @@ class ShellSession:
                 shell.process.signal(signal.SIGKILL)
 
 
-class ShellRegistry:
-    """Every session's shell state, found from any context of the session."""
+SHELLS: ServiceKey[ShellSession] = ServiceKey("background shells")
+"""Where a session keeps its shell state (`context.options.services`)."""
 
-    def __init__(self) -> None:
-        self._sessions: dict[AppStateStore, ShellSession] = {}
-
-    def session_for(self, context: ToolContext) -> ShellSession:
-        session = self._sessions.get(context.app_state)
-        if session is None:
-            session = self._sessions[context.app_state] = ShellSession(context.cwd)
-        return session
-
-    async def close(self, store: AppStateStore) -> None:
-        session = self._sessions.pop(store, None)
-        if session is not None:
-            await session.close()
-
-    async def close_all(self) -> None:
-        sessions = list(self._sessions.values())
-        self._sessions.clear()
-        await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)
-
-    def kill_all_now(self) -> None:
-        for session in self._sessions.values():
-            session.kill_now()
+_LIVE_SESSIONS: weakref.WeakSet[ShellSession] = weakref.WeakSet()
+"""Only for the exit hook: whatever background shell is still running when the interpreter
+exits (its session was never closed) is killed rather than orphaned."""
 
 
-SHELLS = ShellRegistry()
-atexit.register(SHELLS.kill_all_now)
+@atexit.register
+def _kill_leftovers() -> None:
+    for session in list(_LIVE_SESSIONS):
+        session.kill_now()
 
 
 def shell_session(context: ToolContext) -> ShellSession:
-    return SHELLS.session_for(context)
+    """The session's shell state, made (in the context's working directory) on first use."""
+
+    def start() -> ShellSession:
+        session = ShellSession(context.cwd)
+        _LIVE_SESSIONS.add(session)
+        return session
+
+    return context.options.services.setdefault(SHELLS, start)

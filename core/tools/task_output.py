@@ -23,7 +23,7 @@ from ..tool import (
     ToolResultBlock,
 )
 from .shells import ShellStatus, decode_output, file_size, read_tail, shell_session
-from .task import AGENT_ID_PREFIX, agent_output
+from .task import AGENT_ID_PREFIX, SUBAGENTS
 
 DEFAULT_WAIT_MS = 30_000
 MAX_WAIT_MS = 600_000
@@ -88,8 +88,15 @@ class TaskOutput(Tool[TaskOutputInput]):
         self, input: TaskOutputInput, context: ToolContext, progress: Progress
     ) -> ToolResult:
         if input.task_id.startswith(AGENT_ID_PREFIX):  # a background sub-agent (Task)
-            return await agent_output(
-                context, input.task_id, block=input.block, timeout_s=input.timeout / 1000
+            subagents = context.options.services.get(SUBAGENTS)
+            if subagents is None:
+                return ToolResult(
+                    f"No background agent has the id {input.task_id!r}: this session runs "
+                    "no sub-agents.",
+                    is_error=True,
+                )
+            return await subagents.output(
+                input.task_id, block=input.block, timeout_s=input.timeout / 1000
             )
         session = shell_session(context)
         shell = session.shells.get(input.task_id)

@@ -29,14 +29,15 @@ from typing import Any
 
 from pydantic import Field
 
-from ..registry import AnyTool, ToolPool
 from ..tool import (
+    AnyTool,
     ContextModifier,
     Progress,
     Tool,
     ToolContext,
     ToolInput,
     ToolOptions,
+    ToolPool,
     ToolResult,
     ToolResultBlock,
 )

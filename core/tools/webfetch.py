@@ -38,10 +38,10 @@ from urllib.parse import urljoin, urlsplit
 import httpx2
 from pydantic import Field
 
+from ..access.context import PermissionRule
+from ..access.targets import DomainTarget, canonical_host
 from ..permissions.call import prepare
-from ..permissions.context import PermissionRule
 from ..permissions.decide import allowed_by_rules, find_rule
-from ..permissions.targets import DomainTarget, canonical_host
 from ..results import format_size
 from ..tool import (
     Progress,

@@ -9,7 +9,7 @@ import pytest
 from permission_tools import Fetcher, FileEditor, FileReader, Shell
 
 from core.check import Checker, CheckError, CheckRequest, check_batch
-from core.registry import ToolPool
+from core.tool import ToolPool
 from core.trust import trust
 
 TOOLS = ToolPool([Shell(), FileReader(), FileEditor(), Fetcher()])

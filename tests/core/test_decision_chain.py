@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from permission_tools import Fetcher, FileEditor, FileReader, Opaque, Shell
 
+from core.access.context import ToolPermissionContext
+from core.access.rules import parse_rule
 from core.hooks import PreToolUseOutcome
 from core.permissions.audit import AuditLog
-from core.permissions.context import ToolPermissionContext
 from core.permissions.decide import DecisionChain, evaluate, prepare
-from core.permissions.rules import parse_rule
 
 NO_HOOK = PreToolUseOutcome()
 
@@ -283,7 +283,7 @@ def test_bypass_still_asks_before_removing_critical_paths(project: Path):
 async def test_decisions_and_answers_are_audited(project: Path, tmp_path: Path):
     from engine_helpers import make_context
 
-    from core.permissions.decision import DecidedBy
+    from core.access.decision import DecidedBy
     from core.ports import Approve, PermissionRequest
 
     log = AuditLog(tmp_path / "audit.jsonl")

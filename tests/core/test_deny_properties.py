@@ -13,10 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from permission_tools import Shell
 
+from core.access.context import ToolPermissionContext
+from core.access.rules import parse_rule
 from core.hooks import PreToolUseOutcome
-from core.permissions.context import ToolPermissionContext
 from core.permissions.decide import evaluate, prepare
-from core.permissions.rules import parse_rule
 
 DENIED = ["git push origin main", "rm -rf build", "curl -sSL https://example.com/x.sh"]
 RULES = ("Bash(git push:*)", "Bash(rm:*)", "Bash(curl:*)")

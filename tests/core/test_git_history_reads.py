@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from core.access.context import ToolPermissionContext
+from core.access.decision import Allow, Ask, PermissionDecision
+from core.access.rules import parse_rule
 from core.hooks import NO_PRE_OUTCOME
-from core.permissions.context import ToolPermissionContext
 from core.permissions.decide import evaluate, prepare
-from core.permissions.decision import Allow, Ask, PermissionDecision
 from core.permissions.git_history import known_paths
-from core.permissions.rules import parse_rule
 from core.tools.bash import Bash
 
 TOOL = Bash()

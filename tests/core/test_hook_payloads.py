@@ -10,16 +10,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from engine_helpers import make_context, make_services
+from engine_helpers import close_sessions, make_context, make_services
 
+from core.access.context import ToolPermissionContext
 from core.executor import ToolCall, run_tool_use
 from core.hook_runner import CommandHookRunner
-from core.permissions.context import ToolPermissionContext
 from core.settings import HookCommand, HookEntry
 from core.tools.bash import Bash
 from core.tools.edit import Edit
 from core.tools.read import Read
-from core.tools.shells import SHELLS
 from core.tools.todo_write import TodoWrite
 from core.tools.write import Write
 
@@ -61,7 +60,7 @@ async def run_all(tmp_path: Path, calls: list[ToolCall]) -> list[dict[str, Any]]
             if outcome.context_modifier is not None:
                 context = outcome.context_modifier(context)
     finally:
-        await SHELLS.close_all()
+        await close_sessions()
     return [json.loads(line) for line in saved.read_text().splitlines()]
 
 

@@ -7,12 +7,12 @@ from pathlib import Path
 from engine_helpers import ScriptedHooks, ScriptedPort, make_context, make_services, text_of
 from tools_for_tests import Sleep, Small
 
+from core.access.context import ToolPermissionContext
+from core.access.decision import Ask, DecidedBy
+from core.access.rules import parse_rule
 from core.events import EventRecorder, PermissionAnswered, PermissionAsked, ToolNotice
 from core.executor import ToolCall, run_tool_use
 from core.hooks import PostToolUseOutcome, PreToolUseOutcome
-from core.permissions.context import ToolPermissionContext
-from core.permissions.decision import Ask, DecidedBy
-from core.permissions.rules import parse_rule
 from core.ports import Approve, Reject
 from core.tool import ToolResult, ValidationResult
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.permissions.context import ToolPermissionContext
-from core.permissions.modes import (
+from core.access.context import ToolPermissionContext
+from core.access.modes import (
     MODE_LABELS,
     ModeUnavailable,
     cycle_mode,

@@ -10,8 +10,7 @@ from tools_for_tests import Sleep, Tracker
 from core.events import EventRecorder
 from core.executor import ResultUpdate, partition_tool_calls, run_tools
 from core.executor.services import max_tool_use_concurrency
-from core.registry import ToolPool
-from core.tool import ToolResult
+from core.tool import ToolPool, ToolResult
 
 
 def shape(batches):

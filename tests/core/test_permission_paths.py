@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from core.permissions.paths import (
+from core.access.paths import (
     compile_pattern,
     inside_working_dirs,
     is_critical,
@@ -135,7 +135,7 @@ def test_patterns_use_gitignore_wildcards(project: Path):
 
 
 def test_a_path_with_a_nul_byte_is_taken_as_given_not_a_crash(tmp_path: Path):
-    from core.permissions.paths import resolved
+    from core.access.paths import resolved
 
     odd = tmp_path / "a\x00b"
     assert resolved(odd) == odd
@@ -157,10 +157,10 @@ def test_dot_dot_after_a_symlink_is_resolved_as_the_kernel_does(project: Path, t
 async def test_accept_edits_does_not_remove_through_a_symlinks_parent(
     project: Path, tmp_path: Path
 ):
+    from core.access.context import ToolPermissionContext
+    from core.access.decision import Allow
     from core.hooks import NO_PRE_OUTCOME
-    from core.permissions.context import ToolPermissionContext
     from core.permissions.decide import evaluate, prepare
-    from core.permissions.decision import Allow
     from core.tools.bash import Bash
 
     deep = tmp_path / "outside" / "deep"

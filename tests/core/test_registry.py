@@ -6,10 +6,10 @@ import itertools
 
 from tools_for_tests import Sleep
 
-from core.permissions.context import ToolPermissionContext
-from core.permissions.rules import parse_rule
-from core.registry import ToolPool, all_base_tools, assemble_tool_pool, get_tools
-from core.tool import ToolOptions
+from core.access.context import ToolPermissionContext
+from core.access.rules import parse_rule
+from core.registry import all_base_tools, assemble_tool_pool, get_tools
+from core.tool import ToolOptions, ToolPool
 
 
 def named(*names: str) -> list[Sleep]:

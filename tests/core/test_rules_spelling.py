@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from core.access.context import PermissionMode, ToolPermissionContext
+from core.access.decision import Allow, Ask, Deny, PermissionDecision
+from core.access.rules import parse_rule
 from core.hooks import NO_PRE_OUTCOME
-from core.permissions.context import PermissionMode, ToolPermissionContext
 from core.permissions.decide import evaluate, prepare
-from core.permissions.decision import Allow, Ask, Deny, PermissionDecision
-from core.permissions.rules import parse_rule
 from core.tools.bash import Bash
 
 TOOL = Bash()

@@ -485,7 +485,7 @@ def test_rules_that_cannot_mean_what_they_say_are_reported(project: Path, home: 
 
 
 def test_rule_tool_names_follow_the_registry() -> None:
-    from core.permissions.rules import TOOL_NAMES
+    from core.access.rules import TOOL_NAMES
     from core.registry import all_base_tools
 
     names = {tool.name for tool in all_base_tools()}

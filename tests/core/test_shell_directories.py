@@ -10,15 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_helpers import make_context
+from engine_helpers import close_sessions, make_context
 
+from core.access.context import PermissionMode, ToolPermissionContext
+from core.access.decision import Allow, Ask, Deny, PermissionDecision
+from core.access.rules import parse_rule
 from core.hooks import NO_PRE_OUTCOME
-from core.permissions.context import PermissionMode, ToolPermissionContext
 from core.permissions.decide import DecisionChain, evaluate, prepare
-from core.permissions.decision import Allow, Ask, Deny, PermissionDecision
-from core.permissions.rules import parse_rule
 from core.tools.bash import Bash
-from core.tools.shells import SHELLS
 
 TOOL = Bash()
 
@@ -134,7 +133,7 @@ async def test_the_chain_judges_from_where_the_last_command_left_the_shell(
         assert isinstance(decision, Ask)
         assert "where it runs" in decision.message
     finally:
-        await SHELLS.close_all()
+        await close_sessions()
 
 
 def test_a_part_after_a_semicolon_is_judged_from_where_any_run_before_it_may_stop(

@@ -6,7 +6,7 @@ import pytest
 from pydantic import Field
 
 from core.abort import AbortController
-from core.permissions.rules import RuleSyntaxError, parse_rule, rule_names_tool
+from core.access.rules import RuleSyntaxError, parse_rule, rule_names_tool
 from core.tool import DEFAULT_MAX_RESULT_SIZE_CHARS, Tool, ToolInput
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from core.access.decision import DecidedBy
 from core.events import (
     OutputProgress,
     PermissionAnswered,
@@ -16,7 +17,6 @@ from core.events import (
     ToolQueued,
     ToolStarted,
 )
-from core.permissions.decision import DecidedBy
 from core.ports import Approve, PermissionRequest
 from tui.calls import CallBook
 

@@ -19,7 +19,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Button, Input, OptionList, Static
 
-from core.permissions.decision import DecidedBy
+from core.access.decision import DecidedBy
 from core.ports import (
     AllowedPrompt,
     Answers,

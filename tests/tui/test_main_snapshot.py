@@ -24,6 +24,7 @@ from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 from textual.widgets import Static
 
+from core.access.decision import DecidedBy
 from core.agent.events import AssistantMessage, TextDelta, TurnEnded, UserMessage
 from core.events import (
     EngineEvent,
@@ -35,7 +36,6 @@ from core.events import (
     ToolQueued,
     ToolStarted,
 )
-from core.permissions.decision import DecidedBy
 from core.ports import PermissionRequest
 from core.tools.todo_write import Todo
 from tui.app import ProctorApp

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from textual.app import App
 
-from core.permissions.decision import DecidedBy
+from core.access.decision import DecidedBy
 from core.ports import Approve, KeepPlanning, PermissionRequest, PlanRequest, Reject
 from tui.ports import DialogPorts
 from tui.screens.permission import PermissionScreen

@@ -12,9 +12,9 @@ from app_helpers import SIZE, bash, make_app, text, turn_over, until
 from sandbox_helpers import SUPPORT, needs_sandbox, repository_running
 from test_dialogs import answer, bash_request, text_of
 
-from core.permissions.decision import DecidedBy
+from core.access.decision import DecidedBy
+from core.permissions import session_sandbox as sandbox_session
 from core.ports import Approve
-from core.sandbox import session as sandbox_session
 from core.sandbox.support import SandboxSupport
 from tui.screens.permission import PermissionScreen
 from tui.widgets.conversation import Notice

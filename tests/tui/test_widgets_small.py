@@ -18,12 +18,12 @@ from core.agent.loop import TextDelta, TurnEnded
 from core.events import (
     EngineEvent,
     ModeChanged,
+    SubAgentEvent,
     TodosChanged,
     ToolCompleted,
     ToolQueued,
     ToolStarted,
 )
-from core.tools.task import SubAgentEvent
 from core.tools.todo_write import Todo
 from tui.calls import CallBook
 from tui.theme_vars import THEME_VARIABLE_DEFAULTS

@@ -39,7 +39,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from core.permissions.decision import DeciderKind
+from core.access.decision import DeciderKind
 from core.ports import Approve, PermissionRequest, Reject
 from core.tools.files import preview_diff, shown_path
 

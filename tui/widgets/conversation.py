@@ -43,6 +43,7 @@ from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static
 
+from core.access.modes import MODE_LABELS
 from core.agent.events import (
     AssistantMessage,
     HookNotice,
@@ -54,7 +55,6 @@ from core.agent.events import (
     UserMessage,
 )
 from core.events import EngineEvent, ModeChanged, SubAgentEvent, ToolEvent, ToolQueued
-from core.permissions.modes import MODE_LABELS
 from tui.calls import CallBook
 
 from .conversation_items import SubAgentText, ToolLineDetail

@@ -29,9 +29,9 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Label
 
+from core.access.modes import MODE_LABELS
 from core.agent.events import TurnEnded
 from core.events import EngineEvent, ModeChanged, SubAgentEvent
-from core.permissions.modes import MODE_LABELS
 from tui.calls import CallBook
 from tui.pricing import cost_usd
 

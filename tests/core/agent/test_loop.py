@@ -13,6 +13,7 @@ import pytest
 from engine_helpers import ScriptedHooks, make_services
 from tools_for_tests import Sleep
 
+from core.access.context import ToolPermissionContext
 from core.agent.demo import DEMO_MODEL, DemoModel, copy_sample_project
 from core.agent.loop import (
     INTERRUPT_MESSAGE,
@@ -31,9 +32,8 @@ from core.agent.transcript import Transcript, messages_from, transcribing
 from core.app_state import AppState, AppStateStore
 from core.events import EngineEvent, EventRecorder, ToolCancelled
 from core.hooks import PostToolUseOutcome
-from core.permissions.context import ToolPermissionContext
-from core.registry import ToolPool, assemble_tool_pool
-from core.tool import ToolContext, ToolOptions
+from core.registry import assemble_tool_pool
+from core.tool import ToolContext, ToolOptions, ToolPool
 
 BYPASS = ToolPermissionContext(mode="bypassPermissions", bypass_available=True)
 

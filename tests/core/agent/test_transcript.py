@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from core.access.decision import DecidedBy
 from core.agent.sessions import (
     SessionNotFound,
     create_session,
@@ -51,7 +52,6 @@ from core.events import (
     wall_time,
 )
 from core.hooks import PreToolUseOutcome
-from core.permissions.decision import DecidedBy
 from core.ports import Approve, PermissionRequest, Reject
 
 

@@ -16,16 +16,16 @@ from sandbox_helpers import (
     repository_running,
 )
 
+from core.access.context import PermissionMode, ToolPermissionContext
+from core.access.decision import Allow, Ask, Deny, PermissionDecision
+from core.access.rules import parse_rule
+from core.access.sandbox_policy import ReadOnly, Unsandboxed, Workspace
 from core.events import ToolCompleted, ToolSandboxed
 from core.hooks import NO_PRE_OUTCOME
-from core.permissions.context import PermissionMode, ToolPermissionContext
 from core.permissions.decide import evaluate, prepare
-from core.permissions.decision import Allow, Ask, Deny, PermissionDecision
-from core.permissions.rules import parse_rule
 from core.permissions.sandboxing import SandboxView
 from core.ports import Approve, Reject
 from core.sandbox.config import SandboxSettings
-from core.sandbox.policy import ReadOnly, Unsandboxed, Workspace
 from core.sandbox.support import SandboxSupport
 from core.tools.bash import Bash
 from core.tools.read import Read
@@ -242,7 +242,7 @@ async def test_the_fallback_runs_commands_as_before(
 
 
 def test_the_status_line_says_how_strong_the_sandbox_is():
-    from core.sandbox.session import SessionSandbox
+    from core.permissions.session_sandbox import SessionSandbox
 
     def status(support: SandboxSupport, **settings: bool) -> str:
         sandbox = SessionSandbox(SandboxSettings(**settings), project=Path("/p"), support=support)
@@ -291,8 +291,8 @@ async def test_a_session_yes_without_a_rule_keeps_no_rule_for_commands(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
     """Keeping the whole tool would allow every command: the yes counts once."""
+    from core.access.decision import DecidedBy
     from core.permissions.decide import DecisionChain
-    from core.permissions.decision import DecidedBy
     from core.ports import PermissionRequest
 
     fenced = make_fenced(tmp_path, monkeypatch)

@@ -32,10 +32,10 @@ from sandbox_helpers import (
     start_sleeper,
 )
 
+from core.access.sandbox_policy import ReadOnly, SandboxPolicy, Workspace
 from core.sandbox.config import SandboxSettings
-from core.sandbox.policy import ReadOnly, SandboxPolicy, Workspace
 from core.sandbox.support import SandboxSupport
-from core.tools.shells import SHELLS
+from core.tools.shells import shell_session
 
 pytestmark = needs_sandbox
 
@@ -43,12 +43,6 @@ ROOT = Path(__file__).resolve().parents[3]
 READ_ONLY = ReadOnly("test")
 WORKSPACE = Workspace("test")
 POLICIES = [pytest.param(READ_ONLY, id="read-only"), pytest.param(WORKSPACE, id="workspace")]
-
-
-@pytest.fixture(autouse=True)
-async def close_shells():
-    yield
-    await SHELLS.close_all()
 
 
 @pytest.fixture
@@ -280,7 +274,7 @@ async def test_background_commands_are_fenced_too(fenced: Fenced):
         context,
         lambda _: None,
     )
-    shell = next(iter(SHELLS.session_for(context).shells.values()))
+    shell = next(iter(shell_session(context).shells.values()))
     assert started.data.sandbox == "read-only"
     assert await shell.wait(30)
     assert not target.exists()
@@ -301,7 +295,7 @@ async def test_the_sandbox_works_nested_inside_itself(
         "support = probe()\n"
         "print('nested:', support.available, support.namespaces, support.problem)\n"
         "from core.sandbox.fence import FenceBuilder, FenceInputs\n"
-        "from core.sandbox.policy import ReadOnly\n"
+        "from core.access.sandbox_policy import ReadOnly\n"
         "import subprocess, pathlib\n"
         "here = FenceInputs(pathlib.Path('.').resolve())\n"
         "fence = FenceBuilder(support).build(ReadOnly('t'), here, None)\n"
@@ -422,7 +416,7 @@ async def test_a_working_directory_under_a_carve_out_sees_the_carve_out(fenced: 
     there must still meet them (`cd .git/hooks`, then a relative write)."""
     hooks = fenced.project / ".git" / "hooks"
     context = fenced.context()
-    session = SHELLS.session_for(context)
+    session = shell_session(context)
     session.cwd = hooks
     _, text = await fenced.run_in(WORKSPACE, "echo evil > pre-commit")
     assert not exists(hooks / "pre-commit"), text
@@ -747,7 +741,7 @@ def test_files_not_everyone_may_read_are_found_for_hiding(tmp_path: Path):
 async def test_a_tree_too_deep_to_open_by_path_breaks_nothing(fenced: Fenced):
     deep = "a/" * 1500
     result, text = await fenced.run_in(
-        WORKSPACE, f"mkdir -p {deep[:3000]} && cd {deep[:3000]} && mkdir -p {deep[:1600]}"
+        WORKSPACE, f"(mkdir -p {deep[:3000]} && cd {deep[:3000]} && mkdir -p {deep[:1600]})"
     )
     result, text = await fenced.run_in(READ_ONLY, "cat src/app.py")
     remove_tree(fenced.project / "a")  # too deep for Python's own rmtree

@@ -13,9 +13,10 @@ from core.check import Checker, CheckRequest
 from core.permissions.audit import AuditLog
 from core.permissions.decide import DecisionChain
 from core.ports import Approve
-from core.registry import ToolPool, all_base_tools
+from core.registry import all_base_tools
 from core.sandbox.config import SandboxSettings, merge
 from core.settings import PROJECT_SOURCES, load_settings
+from core.tool import ToolPool
 
 
 def write_settings(project: Path, data: object, name: str = "settings.json") -> Path:

@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_helpers import make_context
+from engine_helpers import close_sessions, make_context
 
-from core.permissions.context import ToolPermissionContext
+from core.access.context import ToolPermissionContext
 from core.tool import Tool, ToolContext, ToolResult
 from core.tools.bash import Bash
 from core.tools.kill_shell import KillShell
-from core.tools.shells import SHELLS, ShellSession
+from core.tools.shells import ShellSession
 from core.tools.task_output import TaskOutput, TaskOutputData
 
 BASH, TASK_OUTPUT, KILL_SHELL = Bash(), TaskOutput(), KillShell()
@@ -26,7 +26,7 @@ BYPASS = ToolPermissionContext(mode="bypassPermissions", bypass_available=True)
 async def quick_shells(monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setattr(ShellSession, "kill_grace_s", 0.5)
     yield
-    await SHELLS.close_all()
+    await close_sessions()
 
 
 @pytest.fixture
@@ -160,13 +160,13 @@ async def test_long_output_shows_its_end_and_where_the_rest_is(context: ToolCont
     assert len(text) < 30_000
 
 
-async def test_closing_the_registry_stops_every_background_shell(context: ToolContext):
+async def test_closing_the_session_stops_every_background_shell(context: ToolContext):
     pidfile = context.cwd / "pid"
     await call(
         BASH, context, command=f"sleep 100 & echo $! > {pidfile}; wait", run_in_background=True
     )
     pid = int(await wait_for(pidfile))
-    await SHELLS.close_all()
+    await close_sessions()
     assert gone(pid)
     result, _ = await call(TASK_OUTPUT, context, task_id="bash_1")
     assert result.is_error  # a new session state: the closed one's shells are gone with it
@@ -198,3 +198,16 @@ async def test_killing_a_finished_shell_stops_what_it_left_running(context: Tool
         "the processes it left running were stopped."
     )
     assert gone(pid)
+
+
+async def test_two_sessions_in_one_process_never_see_each_others_shells(
+    context: ToolContext, tmp_path: Path
+):
+    await call(BASH, context, command="sleep 30", run_in_background=True)
+    other = make_context([BASH, TASK_OUTPUT, KILL_SHELL], tmp_path, permission_context=BYPASS)
+    result, text = await call(TASK_OUTPUT, other, task_id="bash_1", block=False)
+    assert result.is_error and "There are no background shells" in text
+    killed, _ = await call(KILL_SHELL, other, shell_id="bash_1")
+    assert killed.is_error
+    mine, text = await call(TASK_OUTPUT, context, task_id="bash_1", block=False)
+    assert not mine.is_error and "<status>running</status>" in text

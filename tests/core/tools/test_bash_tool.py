@@ -15,17 +15,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_helpers import make_context, make_services, outcomes_of, text_of
+from engine_helpers import close_sessions, make_context, make_services, outcomes_of, text_of
 from pydantic import ValidationError
 
 from core.abort import AbortController
+from core.access.context import ToolPermissionContext
+from core.access.targets import CommandTarget
 from core.events import EventRecorder, OutputProgress, ResultPersisted
 from core.executor import StreamingToolExecutor, ToolCall, run_tool_use
-from core.permissions.context import ToolPermissionContext
-from core.permissions.targets import CommandTarget
 from core.tool import ToolContext, ToolResult
 from core.tools.bash import Bash, BashOutput
-from core.tools.shells import SHELLS, ShellSession
+from core.tools.shells import ShellSession
 
 ROOT = Path(__file__).resolve().parents[3]
 TOOL = Bash()
@@ -37,7 +37,7 @@ async def quick_shells(monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setattr(ShellSession, "kill_grace_s", 0.5)
     monkeypatch.setattr(ShellSession, "poll_interval_s", 0.02)
     yield
-    await SHELLS.close_all()
+    await close_sessions()
 
 
 @pytest.fixture

@@ -15,9 +15,9 @@ from engine_helpers import make_context, make_services, text_of
 from pydantic import ValidationError
 
 from core.abort import AbortController
+from core.access.context import PermissionRule, ToolPermissionContext
+from core.access.targets import PathTarget
 from core.executor import ToolCall, run_tool_use
-from core.permissions.context import PermissionRule, ToolPermissionContext
-from core.permissions.targets import PathTarget
 from core.tool import ToolResult
 from core.tools.glob import GlobInput, GlobOutput, GlobTool, PatternError, expand_braces, plan
 

@@ -17,9 +17,9 @@ from engine_helpers import make_context, make_services, text_of
 from pydantic import ValidationError
 
 from core.abort import AbortController
+from core.access.context import PermissionRule, ToolPermissionContext
+from core.access.targets import PathTarget
 from core.executor import ToolCall, run_tool_use
-from core.permissions.context import PermissionRule, ToolPermissionContext
-from core.permissions.targets import PathTarget
 from core.tool import ToolResult
 from core.tools import grep as grep_module
 from core.tools.grep import GrepInput, GrepOutput, GrepTool, rg_path

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from engine_helpers import ScriptedPort, make_context
 
+from core.access.targets import PathTarget
 from core.executor import ExecutorServices, ToolCall, ToolCallOutcome, run_tool_use
-from core.permissions.targets import PathTarget
 from core.tool import ToolContext
 from core.tools import notebook_edit
 from core.tools.notebook_edit import NotebookChange, NotebookEdit, NotebookEditInput

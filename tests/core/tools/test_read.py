@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from engine_helpers import ScriptedPort, make_context
 
+from core.access.targets import PathTarget
 from core.executor import ExecutorServices, ToolCall, ToolCallOutcome, run_tool_use
-from core.permissions.targets import PathTarget
 from core.tool import ToolContext
 from core.tools.files import file_key
 from core.tools.read import MAX_IMAGE_BYTES, MAX_OUTPUT_CHARS, FileRead, Read

@@ -10,27 +10,26 @@ from typing import Any
 
 from engine_helpers import ScriptedPort, make_services
 
+from core.access.context import ToolPermissionContext
 from core.agent.demo import DEMO_MODEL, DemoModel, copy_sample_project
 from core.agent.loop import AgentLoop, TextDelta, TurnEnded
 from core.agent.model import ModelClient, RetryPolicy
 from core.agent.scenario import parse_scenario
+from core.agent.subagents import SessionSubAgents, subagent_pool
 from core.agent.transcript import event_record
 from core.app_state import AppState, AppStateStore
-from core.events import EventRecorder, ToolCancelled, ToolCompleted, ToolEvent, ToolStarted
-from core.permissions.context import ToolPermissionContext
+from core.events import (
+    EventRecorder,
+    SubAgentEvent,
+    ToolCancelled,
+    ToolCompleted,
+    ToolEvent,
+    ToolStarted,
+)
 from core.ports import PermissionRequest
 from core.registry import all_base_tools, assemble_tool_pool
 from core.tool import ToolContext, ToolOptions
-from core.tools.task import (
-    AGENTS,
-    AgentRuntime,
-    SubAgentEvent,
-    Task,
-    agent_output,
-    register_runtime,
-    subagent_pool,
-    unregister_runtime,
-)
+from core.tools.task import SUBAGENTS, Task
 
 BYPASS = ToolPermissionContext(mode="bypassPermissions", bypass_available=True)
 
@@ -80,7 +79,7 @@ def rig(
     parent_services = make_services(recorder, session_dir=session_dir, **services)
     loop = AgentLoop(model, parent_services, context, max_turns=10, retry=retry)
     if register:
-        register_runtime(store, AgentRuntime(model, parent_services, retry))
+        context.options.services.provide(SUBAGENTS, SessionSubAgents(model, parent_services, retry))
     return Rig(loop, demo, recorder, context, workspace)
 
 
@@ -275,32 +274,33 @@ async def test_background_agent_returns_an_id_and_its_result_later(tmp_path: Pat
     assert not started.get("is_error")
     assert "agent_1" in started["content"]
 
-    agent = AGENTS.session_for(r.context).get("agent_1")
+    subagents = r.context.options.services.get(SUBAGENTS)
+    assert isinstance(subagents, SessionSubAgents)
+    agent = subagents.background.get("agent_1")
     assert agent is not None
     assert await agent.wait(5)
     assert agent.status == "completed"
     assert agent.result.startswith("Found README.md.")
 
-    output = await agent_output(r.context, "agent_1", block=True, timeout_s=1)
+    output = await subagents.output("agent_1", block=True, timeout_s=1)
     assert "<status>completed</status>" in output.data
     assert "Found README.md." in output.data
-    missing = await agent_output(r.context, "agent_9", block=False, timeout_s=0)
+    missing = await subagents.output("agent_9", block=False, timeout_s=0)
     assert missing.is_error and "agent_1 (completed)" in missing.data
-    await AGENTS.close(r.context.app_state)
+    await r.context.options.services.close()
 
 
-async def test_without_a_runtime_task_says_so(tmp_path: Path) -> None:
+async def test_without_a_sub_agent_runner_task_says_so(tmp_path: Path) -> None:
     r = rig(
         tmp_path,
         [task("Anything.", [[text("never")]])],
         [text("ok")],
         register=False,
     )
-    unregister_runtime(r.context.app_state)
     await r.loop.send("go")
     result = r.result_of("toolu_demo_0_0")
     assert result["is_error"] is True
-    assert "no agent runtime is registered" in result["content"]
+    assert "no way to run sub-agents" in result["content"]
     assert all(s.conversation == "main" for s in r.demo.served)
 
 

@@ -18,6 +18,7 @@ import pytest
 from engine_helpers import ScriptedPort, outcomes_of
 
 from core.abort import AbortController
+from core.access.context import PermissionMode, ToolPermissionContext
 from core.app_state import AppState, AppStateStore
 from core.events import EventRecorder, ModeChanged, TodosChanged
 from core.executor import (
@@ -27,7 +28,6 @@ from core.executor import (
     ToolCallOutcome,
     run_tool_use,
 )
-from core.permissions.context import PermissionMode, ToolPermissionContext
 from core.ports import (
     AllowedPrompt,
     Answers,
@@ -37,8 +37,7 @@ from core.ports import (
     PlanRequest,
     QuestionRequest,
 )
-from core.registry import ToolPool
-from core.tool import Tool, ToolContext, ToolOptions
+from core.tool import Tool, ToolContext, ToolOptions, ToolPool
 from core.tools.ask_user import AskUserQuestion
 from core.tools.edit import Edit
 from core.tools.plan_mode import EnterPlanMode, ExitPlanMode, prompt_rule

@@ -21,9 +21,9 @@ import pytest
 from engine_helpers import ScriptedPort, make_context
 
 from core.abort import AbortController
+from core.access.context import PermissionRule, RuleBehavior, ToolPermissionContext
+from core.access.targets import DomainTarget
 from core.executor import ExecutorServices, ToolCall, ToolCallOutcome, run_tool_use
-from core.permissions.context import PermissionRule, RuleBehavior, ToolPermissionContext
-from core.permissions.targets import DomainTarget
 from core.tool import ToolContext
 from core.tools import webfetch
 from core.tools.html_markdown import html_to_markdown

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from engine_helpers import ScriptedPort, make_context
 
+from core.access.targets import PathTarget
 from core.executor import ExecutorServices, ToolCall, ToolCallOutcome, run_tool_use
-from core.permissions.targets import PathTarget
 from core.tool import ToolContext
 from core.tools.edit import Edit, EditInput
 from core.tools.files import FileChange, file_key, write_atomically

@@ -1,4 +1,4 @@
-"""Closed result types of the decision chain, and the chain's interface.
+"""Closed result types of the decision chain.
 
 A decision is one of three values, `Allow`, `Ask` or `Deny`, and always says what decided it
 (`DecidedBy`: a rule and its file, a hook, the mode, the tool's own check, the user, ...), so
@@ -12,14 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import Any, Literal
 
-from ..sandbox.policy import SandboxPolicy
-
-if TYPE_CHECKING:
-    from ..hooks import PreToolUseOutcome
-    from ..ports import PermissionAnswer, PermissionRequest
-    from ..tool import Tool, ToolContext
+from .sandbox_policy import SandboxPolicy
 
 DeciderKind = Literal["rule", "hook", "mode", "tool", "user", "analysis", "sandbox", "default"]
 
@@ -75,21 +70,3 @@ class Deny:
 
 
 PermissionDecision = Allow | Ask | Deny
-
-
-class PermissionChain(Protocol):
-    """Decides a call after its PreToolUse hooks, and learns from the user's answers."""
-
-    async def decide(
-        self,
-        tool: Tool[Any],
-        input: Any,
-        context: ToolContext,
-        hook: PreToolUseOutcome,
-    ) -> PermissionDecision: ...
-
-    async def record_answer(
-        self, request: PermissionRequest, answer: PermissionAnswer, context: ToolContext
-    ) -> None:
-        """Keep what the user chose beyond this call (a session or settings-file rule)."""
-        ...

@@ -1,6 +1,6 @@
 """The session's sandbox: its settings, what the kernel offers, and the fences it builds.
 
-One per session, shared by every call (sub-agents included) through `ToolOptions.sandbox`.
+One per session, shared by every call (sub-agents included) as the session service `SANDBOX`.
 The kernel is probed once, on a thread, as soon as the session starts; the first decision
 that needs the answer awaits it, so nothing is ever decided on a guess. The status line
 (`status()`) says what the sandbox is here, for the status bar and headless stderr.
@@ -15,16 +15,17 @@ import shlex
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..permissions.context import ToolPermissionContext
-from ..permissions.match import rule_base
-from ..permissions.paths import PathPattern, compile_pattern
-from ..permissions.sandboxing import SandboxView
-from ..permissions.targets import rule_family
+from ..access.context import ToolPermissionContext
+from ..access.paths import PathPattern, compile_pattern
+from ..access.sandbox_policy import ReadOnly, Workspace
+from ..access.targets import rule_family
+from ..sandbox.config import SandboxSettings
+from ..sandbox.fence import Fence, FenceBuilder, FenceInputs
+from ..sandbox.support import UNPROBED, SandboxSupport, probe
+from ..session_services import ServiceKey
 from ..settings import HookEntry
-from .config import SandboxSettings
-from .fence import Fence, FenceBuilder, FenceInputs
-from .policy import ReadOnly, Workspace
-from .support import UNPROBED, SandboxSupport, probe
+from .match import rule_base
+from .sandboxing import SandboxView
 
 
 class SessionSandbox:
@@ -145,6 +146,10 @@ class SessionSandbox:
         if self._builder is not None:
             self._builder.close()
             self._builder = None
+
+
+SANDBOX: ServiceKey[SessionSandbox] = ServiceKey("sandbox")
+"""Where a session keeps its sandbox (`context.options.services`); Bash fences with it."""
 
 
 def hook_files(entries: tuple[HookEntry, ...], cwd: Path) -> tuple[Path, ...]:
