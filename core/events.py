@@ -126,8 +126,19 @@ class ToolNotice(ToolEvent):
     text: str
 
 
+@dataclass(frozen=True, slots=True)
+class SavedResult:
+    """Output too large for the model, saved to disk: by the engine (a result over its
+    tool's limit) or by the tool itself (Bash's spool file)."""
+
+    path: Path
+    size_chars: int
+
+
 @dataclass(slots=True, kw_only=True)
 class ToolCompleted(ToolEvent):
+    """The call's end, with its result: front ends read results here, never from messages."""
+
     kind: ClassVar[str] = "completed"
     duration_s: float
     is_error: bool
@@ -135,6 +146,14 @@ class ToolCompleted(ToolEvent):
     """For an error: the lifecycle stage that produced it (`call` when the tool itself failed)."""
     sandbox: Literal["read-only", "workspace", "none"] | None = None
     """For a command: the sandbox it ran in ("none": outside); None for other tools."""
+    content: str | list[dict[str, Any]] = ""
+    """The tool_result content the model was given (for saved output, the preview it saw)."""
+    saved: SavedResult | None = None
+    """Where the full output is, when it was too large to give the model whole."""
+    output: Any = None
+    """The tool's own typed output (`ToolResult.data`: a command's exit code and output, an
+    edit's diff, ...), for front ends that show more than the model's text; None when the
+    call failed before its tool ran (`content` says why)."""
 
 
 @dataclass(slots=True, kw_only=True)

@@ -31,7 +31,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 
 from core.access.modes import MODE_LABELS
-from core.agent.events import TurnEnded, UserMessage
+from core.agent.events import TurnEnded
 from core.events import EngineEvent, ModeChanged
 from themes import APP_STYLESHEET
 
@@ -351,9 +351,7 @@ class ProctorApp(App[int]):
                 continue
             try:
                 self.book.apply(event)
-                if isinstance(event, UserMessage):
-                    self.book.take_results(event.content)
-                elif isinstance(event, TurnEnded):
+                if isinstance(event, TurnEnded):
                     self.book.end_turn(event.stop_reason, event.at)
             except Exception as error:  # one odd event must not cost the rest of the frame
                 self.log.error(f"could not take in {event!r}: {error!r}")

@@ -74,7 +74,9 @@ class CallRecord:
     persisted: Path | None = None
     persisted_chars: int = 0
     result: str | None = None
-    """The result text the model was given (from the turn's tool_result blocks)."""
+    """The result text the model was given (`ToolCompleted.content`)."""
+    output: Any = None
+    """The tool's own typed output (`ToolCompleted.output`)."""
     notices: list[tuple[str, str]] = field(default_factory=list)
     children: list[str] = field(default_factory=list)
     sandbox: str | None = None
@@ -224,6 +226,11 @@ class CallBook:
             case ToolNotice():
                 record.notices.append((event.level, event.text))
             case ToolCompleted():
+                record.result = result_text(event.content)
+                record.output = event.output
+                if event.saved is not None:
+                    record.persisted = event.saved.path
+                    record.persisted_chars = event.saved.size_chars
                 record.state = "failed" if event.is_error else "done"
                 record.why = (event.failed_stage or "") if event.is_error else ""
                 record.ended_at = event.at
@@ -231,22 +238,11 @@ class CallBook:
                 if record.started_at is None:
                     record.started_at = event.at - event.duration_s
             case ToolCancelled():
+                record.result = event.message
                 record.state = "cancelled"
                 record.why = event.message or str(event.reason)
                 record.ended_at = event.at
         return record
-
-    def take_results(self, content: Sequence[Mapping[str, Any]]) -> list[CallRecord]:
-        """Keep the result text of each tool_result block of a user message."""
-        changed = []
-        for block in content:
-            if block.get("type") != "tool_result":
-                continue
-            record = self.calls.get(str(block.get("tool_use_id")))
-            if record is not None:
-                record.result = result_text(block.get("content"))
-                changed.append(record)
-        return changed
 
     def _queued(self, event: ToolQueued) -> CallRecord:
         turn = self.current_turn or self.begin_turn("", event.at)

@@ -360,10 +360,17 @@ def _event_fields(event: EngineEvent) -> dict[str, Any]:
         case ToolNotice():
             return {"level": event.level, "text": event.text}
         case ToolCompleted():
+            # The content is in the user message that carries it to the model; the typed
+            # output is the front ends' (written, it would double the transcript).
+            saved = event.saved
             return {
                 "duration_s": event.duration_s,
                 "is_error": event.is_error,
                 "failed_stage": event.failed_stage,
+                "sandbox": event.sandbox,
+                "saved": None
+                if saved is None
+                else {"path": str(saved.path), "size": saved.size_chars},
             }
         case ToolCancelled():
             return {"reason": event.reason, "message": event.message}

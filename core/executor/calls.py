@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from pydantic import ValidationError
 
 from ..access.sandbox_policy import SandboxKind
-from ..events import CancelReason, Stage
+from ..events import CancelReason, SavedResult, Stage
 from ..tool import ContextModifier, ToolResultBlock, shorten
 
 if TYPE_CHECKING:
@@ -47,6 +47,8 @@ class ToolCallOutcome:
     prevent_continuation: bool = False
     stop_reason: str | None = None
     persisted: PersistedResult | None = None
+    saved: SavedResult | None = None
+    """Where the full output is, if it was saved: by the engine (`persisted`) or the tool."""
     data: Any = None
     """The tool's own result (`ToolResult.data`), for front ends: an edit's diff, say."""
     sandbox: SandboxKind | None = None

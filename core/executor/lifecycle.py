@@ -37,6 +37,7 @@ from ..events import (
     PermissionAnswered,
     PermissionAsked,
     ResultPersisted,
+    SavedResult,
     Stage,
     ToolNotice,
     ToolProgress,
@@ -244,6 +245,11 @@ class _CallRun:
         persisted = None
         if needs_bounding(tool, block):
             persisted = await self.bound_size(tool, block)
+        saved = None
+        if persisted is not None and persisted.path is not None:
+            saved = SavedResult(persisted.path, persisted.size_chars)
+        elif result.saved is not None:
+            saved = SavedResult(result.saved.path, result.saved.size_bytes)
         outcome = ToolCallOutcome(
             call,
             block,
@@ -251,6 +257,7 @@ class _CallRun:
             new_messages=tuple(result.new_messages),
             context_modifier=result.context_modifier,
             persisted=persisted,
+            saved=saved,
             data=result.data,
             sandbox=sandbox,
         )

@@ -329,6 +329,9 @@ class StreamingToolExecutor:
                     is_error=outcome.is_error,
                     failed_stage=outcome.failed_stage,
                     sandbox=outcome.sandbox,
+                    content=outcome.block.get("content", ""),
+                    saved=outcome.saved,
+                    output=outcome.data,
                     **self._event_fields(tracked),
                 )
             )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 from engine_helpers import (
     executing_violations,
@@ -12,7 +13,7 @@ from engine_helpers import (
     terminal_kinds,
     text_of,
 )
-from tools_for_tests import Shell, Sleep, Tracker
+from tools_for_tests import Shell, Sleep, Small, Tracker
 
 from core.abort import AbortController
 from core.events import EventRecorder, ToolCancelled, ToolCompleted
@@ -248,3 +249,33 @@ async def test_a_call_cancelled_from_outside_still_gets_a_terminal_event():
     assert isinstance(recorder.events[-1], ToolCancelled)
     (result,) = outcomes_of(await drain(executor))
     assert result.cancelled == "user_interrupted"
+
+
+async def test_each_completion_carries_the_result_the_model_got_and_where_big_output_went(
+    tmp_path: Path,
+):
+    """Front ends take results from ToolCompleted alone: the content, the saved file, the
+    tool's own output; never from the messages sent to the model."""
+    recorder = EventRecorder()
+    big = "\n".join(f"line {i}" for i in range(100))
+    context = make_context([Sleep(), Small()])
+    executor = StreamingToolExecutor(make_services(recorder, session_dir=tmp_path), context)
+    executor.add_tool(ToolCall("small", "Sleep", {"output": "hello"}))
+    executor.add_tool(ToolCall("big", "Small", {"output": big}))
+    executor.add_tool(ToolCall("bad", "Sleep", {"fail": True}))
+    executor.add_tool(ToolCall("unknown", "Nope", {}))
+    outcomes = {
+        o.call.id: o for o in outcomes_of([u async for u in executor.get_remaining_results()])
+    }
+    done = {e.tool_use_id: e for e in recorder.events if isinstance(e, ToolCompleted)}
+    assert set(done) == {"small", "big", "bad", "unknown"}
+    for tool_use_id, event in done.items():
+        assert event.content == outcomes[tool_use_id].block["content"]
+    assert done["small"].content == "hello" and done["small"].saved is None
+    assert done["small"].output == "hello"
+    saved = done["big"].saved
+    assert saved is not None and saved.path.read_text() == big and saved.size_chars == len(big)
+    assert str(saved.path) in done["big"].content and done["big"].output == big
+    assert done["bad"].is_error and done["bad"].failed_stage == "call"
+    assert done["unknown"].is_error and done["unknown"].output is None
+    assert "Nope" in str(done["unknown"].content)

@@ -102,17 +102,18 @@ def test_persisted_results_notices_and_result_text_are_kept(tmp_path: Path):
     book.apply(queued("a", "b1"))
     book.apply(ResultPersisted(path=tmp_path / "a.txt", size_chars=10**6, **ids("a")))
     book.apply(ToolNotice(level="warning", text="hook said hi", **ids("a")))
-    book.take_results(
-        [
-            {"type": "text", "text": "not a result"},
-            {"type": "tool_result", "tool_use_id": "a", "content": [{"type": "text", "text": "x"}]},
-            {"type": "tool_result", "tool_use_id": "unknown", "content": "ignored"},
-        ]
+    book.apply(
+        ToolCompleted(
+            duration_s=0.1,
+            is_error=False,
+            content=[{"type": "text", "text": "x"}, {"type": "image", "source": {}}],
+            **ids("a"),
+        )
     )
     record = book.calls["a"]
     assert record.persisted == tmp_path / "a.txt" and record.persisted_chars == 10**6
     assert record.notices == [("warning", "hook said hi")]
-    assert record.result == "x"
+    assert record.result == "x\n[image]"  # blocks the text cannot show are named
 
 
 def test_a_sub_agents_calls_nest_under_its_task_call():
@@ -176,7 +177,7 @@ def test_a_result_naming_an_impossible_path_does_not_break_the_output_list(tmp_p
     book = CallBook()
     book.apply(queued("a", "b1", name="Bash"))
     content = "<persisted-output>\nOutput too large (1 MB). Full output saved to: /tmp/a\x00b\n"
-    book.take_results([{"type": "tool_result", "tool_use_id": "a", "content": content}])
+    book.apply(ToolCompleted(duration_s=0.1, is_error=False, content=content, **ids("a")))
     saved = tmp_path / "tool-results" / "b.txt"
     saved.parent.mkdir()
     saved.write_text("a real saved output\n")

@@ -26,7 +26,6 @@ from core.agent.loop import (
     TextDelta,
     TurnEnded,
     TurnError,
-    UserMessage,
 )
 from core.events import (
     EngineEvent,
@@ -77,8 +76,6 @@ class Host(App[None]):
         """One bridge frame: the book takes every event, then the pane gets the batch."""
         for event in batch:
             self.book.apply(event)
-            if isinstance(event, UserMessage):
-                self.book.take_results(event.content)
             if isinstance(event, TurnEnded):
                 self.book.end_turn(event.stop_reason, event.at)
         self.pane.apply(list(batch), self.book)
@@ -104,15 +101,6 @@ def queued(app: Host, tool_use_id: str, name: str, summary: str, tool_input: Any
         input=tool_input,
         summary=summary,
         concurrency_safe=True,
-    )
-
-
-def results(*pairs: tuple[str, str]) -> UserMessage:
-    return UserMessage(
-        content=tuple(
-            {"type": "tool_result", "tool_use_id": tool_use_id, "content": text}
-            for tool_use_id, text in pairs
-        )
     )
 
 
@@ -260,8 +248,9 @@ async def test_enter_opens_a_call_to_its_full_input_and_result() -> None:
         app.feed(
             queued(app, "t1", "Bash", "grep -rn TODO src…", {"command": command, "timeout": 5000}),
             ToolStarted(at=app.at(), **ids("t1", "Bash")),
-            ToolCompleted(at=app.at(), **ids("t1", "Bash"), duration_s=0.3, is_error=False),
-            results(("t1", "42\n")),
+            ToolCompleted(
+                at=app.at(), **ids("t1", "Bash"), duration_s=0.3, is_error=False, content="42\n"
+            ),
         )
         await pilot.pause()
         line = app.pane.tool_line("t1")
@@ -308,8 +297,13 @@ async def test_a_result_arriving_while_open_is_shown() -> None:
         detail = line.detail
         assert detail is not None and not detail.result.display
         app.feed(
-            ToolCompleted(at=app.at(), **ids("t1", "Read"), duration_s=0.1, is_error=False),
-            results(("t1", "print('hello')")),
+            ToolCompleted(
+                at=app.at(),
+                **ids("t1", "Read"),
+                duration_s=0.1,
+                is_error=False,
+                content="print('hello')",
+            ),
         )
         await pilot.pause()
         assert "print('hello')" in shown(detail.result)
@@ -325,8 +319,9 @@ async def test_a_long_persisted_result_is_cut_and_names_where_it_was_saved(tmp_p
             queued(app, "t1", "Bash", "seq 100", {"command": "seq 100"}),
             ToolStarted(at=app.at(), **ids("t1", "Bash")),
             ResultPersisted(at=app.at(), **ids("t1", "Bash"), path=saved, size_chars=len(output)),
-            ToolCompleted(at=app.at(), **ids("t1", "Bash"), duration_s=0.4, is_error=False),
-            results(("t1", output)),
+            ToolCompleted(
+                at=app.at(), **ids("t1", "Bash"), duration_s=0.4, is_error=False, content=output
+            ),
         )
         await pilot.pause()
         line = app.pane.tool_line("t1")

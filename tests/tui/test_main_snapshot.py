@@ -106,9 +106,7 @@ class Host(App[None]):
                 conversation.add_prompt(event.prompt)
                 continue
             self.book.apply(event)
-            if isinstance(event, UserMessage):
-                self.book.take_results(event.content)
-            elif isinstance(event, TurnEnded):
+            if isinstance(event, TurnEnded):
                 self.book.end_turn(event.stop_reason, event.at)
             segment.append(event)
         draw(segment)
@@ -135,7 +133,9 @@ def started(tool_use_id: str, name: str, batch: str, at: float) -> ToolStarted:
     return ToolStarted(at=at, tool_use_id=tool_use_id, tool_name=name, batch_id=batch)
 
 
-def completed(tool_use_id: str, name: str, batch: str, at: float, took: float) -> ToolCompleted:
+def completed(
+    tool_use_id: str, name: str, batch: str, at: float, took: float, content: str = ""
+) -> ToolCompleted:
     return ToolCompleted(
         at=at,
         tool_use_id=tool_use_id,
@@ -143,6 +143,7 @@ def completed(tool_use_id: str, name: str, batch: str, at: float, took: float) -
         batch_id=batch,
         duration_s=took,
         is_error=False,
+        content=content,
     )
 
 
@@ -189,7 +190,7 @@ def first_turn() -> list[EngineEvent]:
             stop_reason="tool_use",
         ),
         started("toolu_g1", "Grep", "b0", 901.1),
-        completed("toolu_g1", "Grep", "b0", 901.4, 0.3),
+        completed("toolu_g1", "Grep", "b0", 901.4, 0.3, "textstats/counts.py:12"),
         UserMessage(at=901.4, content=(result("toolu_g1", "textstats/counts.py:12"),)),
         TextDelta(at=902.0, text=FIRST_ANSWER),
         TurnEnded(at=903.2, stop_reason="end_turn", requests=2, usage=dict(USAGE)),

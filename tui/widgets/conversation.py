@@ -52,7 +52,6 @@ from core.agent.events import (
     TextDelta,
     TurnEnded,
     TurnError,
-    UserMessage,
 )
 from core.events import EngineEvent, ModeChanged, SubAgentEvent, ToolEvent, ToolQueued
 from tui.calls import CallBook
@@ -327,11 +326,6 @@ class Conversation(VerticalScroll):
                     self._show_unstreamed(event)
                 self._close_text()
                 self._streamed_since_message = False
-            case UserMessage():
-                # Tool results: the book has their text; the lines show it when opened.
-                for block in event.content:
-                    if block.get("type") == "tool_result":
-                        changed.add(str(block.get("tool_use_id")))
             case Retrying():
                 # The failed stream's text is superseded by the retried one.
                 self._flush_text()
