@@ -58,7 +58,7 @@ CHILD = textwrap.dedent(
         result = await tool.call(parsed, context, events.append)
         wall = time.perf_counter() - started
         after = hwm_kb()
-        text = tool.map_result_to_tool_result_block(result.data, "toolu_bench")["content"]
+        text = tool.result_block(result, "toolu_bench")["content"]
         path = result.data.output_path
         print(json.dumps({
             "growth_mb": (after - before) / 1024,

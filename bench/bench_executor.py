@@ -21,7 +21,7 @@ class WaitInput(ToolInput):
     seconds: float = 0.0
 
 
-class Wait(Tool[WaitInput]):
+class Wait(Tool[WaitInput, Any]):
     """A safe, read-only tool that waits (or, with 0 seconds, does nothing at all)."""
 
     name = "Wait"

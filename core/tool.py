@@ -41,6 +41,7 @@ DEFAULT_MAX_RESULT_SIZE_CHARS = 50_000
 """The global ceiling: no tool result above this size goes to the model inline."""
 
 InterruptBehavior = Literal["cancel", "block"]
+SubagentAccess = Literal["every", "general-purpose", "none"]
 
 
 class ToolInput(BaseModel):
@@ -50,6 +51,10 @@ class ToolInput(BaseModel):
 
 
 InputT = TypeVar("InputT", bound=BaseModel)
+OutputT = TypeVar("OutputT")
+
+ToolContent = str | list[dict[str, Any]]
+"""A tool_result's content: text, or content blocks (text, image, document)."""
 
 
 class ToolResultBlock(TypedDict):
@@ -57,7 +62,7 @@ class ToolResultBlock(TypedDict):
 
     type: Literal["tool_result"]
     tool_use_id: str
-    content: str | list[dict[str, Any]]
+    content: ToolContent
     is_error: NotRequired[bool]
 
 
@@ -190,13 +195,15 @@ ContextModifier = Callable[[ToolContext], ToolContext]
 
 
 @dataclass(slots=True)
-class ToolResult:
-    """What `Tool.call` returns. `data` is mapped to the API block by the tool itself.
+class ToolResult(Generic[OutputT]):
+    """What `Tool.call` returns: the tool's typed output, or a message in plain text (an
+    expected failure, with `is_error`). The tool renders output for the model
+    (`Tool.render`); front ends get it as it is (`ToolCompleted.output`).
 
     A value: build a new one rather than changing it (not `frozen` only because every call
     makes one, and frozen dataclasses cost three times as much to build)."""
 
-    data: Any
+    data: OutputT | str
     is_error: bool = False
     new_messages: tuple[Mapping[str, Any], ...] = ()
     context_modifier: ContextModifier | None = None
@@ -206,14 +213,21 @@ class ToolResult:
     engine persisted, so front ends learn of both the same way."""
 
 
+def failure(message: str) -> ToolResult[Any]:
+    """An expected problem, as the result of `call`: the message, marked as an error."""
+    return ToolResult(message, is_error=True)
+
+
 @dataclass(frozen=True, slots=True)
 class SavedOutput:
     path: Path
     size_bytes: int
 
 
-class Tool(Generic[InputT]):
-    """Base class of every tool. Subclasses set the attributes and implement `call`."""
+class Tool(Generic[InputT, OutputT]):
+    """Base class of every tool: `Tool[Input, Output]` takes an input model and gives typed
+    output. Subclasses set the attributes, implement `call` and, for output that is not
+    text already, `render` it for the model."""
 
     name: str
     aliases: tuple[str, ...] = ()
@@ -232,6 +246,9 @@ class Tool(Generic[InputT]):
     is_mcp: bool = False
     cancels_siblings_on_error: bool = False
     """A failing call cancels the other such calls of its turn (shell commands chain)."""
+    subagents: SubagentAccess = "general-purpose"
+    """Which sub-agents get the tool: "every" (Explore and Plan too: it reads, or asks),
+    "general-purpose" only, or "none" (it belongs to the person's session)."""
     sandboxable: bool = False
     """Runs commands the kernel sandbox can fence (Bash): the decision chain then chooses a
     sandbox policy, and `ToolContext.sandbox` carries it into `call`."""
@@ -287,18 +304,43 @@ class Tool(Generic[InputT]):
     async def check_permissions(self, input: InputT, context: ToolContext) -> PermissionResult:
         return PASSTHROUGH
 
-    async def call(self, input: InputT, context: ToolContext, progress: Progress) -> ToolResult:
+    async def call(
+        self, input: InputT, context: ToolContext, progress: Progress
+    ) -> ToolResult[OutputT]:
         raise NotImplementedError(f"{type(self).__name__} does not implement call()")
 
-    def map_result_to_tool_result_block(self, data: Any, tool_use_id: str) -> ToolResultBlock:
-        return {"type": "tool_result", "tool_use_id": tool_use_id, "content": content_of(data)}
+    def render(self, output: OutputT) -> ToolContent:
+        """What the model reads for this tool's output: text, or content blocks (an image).
+        The one mapping a tool writes; the default shows data as JSON."""
+        return content_of(output)
+
+    def result_block(self, result: ToolResult[OutputT], tool_use_id: str) -> ToolResultBlock:
+        """The tool_result block the model gets for `result` (seed 000's
+        mapToolResultToToolResultBlockParam). Tools do not override it: they say what
+        differs in `render`. Plain text passes as it is; an error in plain text is marked
+        `<tool_use_error>`, as the lifecycle marks the errors of its own stages."""
+        data = result.data
+        if isinstance(data, str):
+            content: ToolContent = (
+                f"<tool_use_error>{data}</tool_use_error>" if result.is_error else data
+            )
+        else:
+            content = self.render(data)
+        block: ToolResultBlock = {
+            "type": "tool_result",
+            "tool_use_id": tool_use_id,
+            "content": content,
+        }
+        if result.is_error:
+            block["is_error"] = True
+        return block
 
     def change_preview(self, input: InputT, cwd: Path) -> ChangePreview | None:
         """For a tool that edits files: the diff the call would make, shown when it asks.
         Runs on a worker thread (it may read the file); None for other tools."""
         return None
 
-    def hook_response(self, input: InputT, data: Any) -> Any:
+    def hook_response(self, input: InputT, data: OutputT | str) -> Any:
         """The `tool_response` a PostToolUse hook reads. Tools whose results hooks written for
         the seeds' system inspect (Bash, Write, Edit, TodoWrite) give that system's shape;
         the rest give their result data as it is."""
@@ -313,7 +355,7 @@ def _json_schema(model: type[BaseModel]) -> dict[str, Any]:
     return model.model_json_schema()
 
 
-def content_of(data: Any) -> str | list[dict[str, Any]]:
+def content_of(data: Any) -> ToolContent:
     """Default mapping of a result's data to tool_result content."""
     if data is None:
         return ""
@@ -331,7 +373,7 @@ def shorten(text: str, width: int) -> str:
     return line if len(line) <= width else line[: max(width - 1, 0)] + "…"
 
 
-AnyTool = Tool[Any]
+AnyTool = Tool[Any, Any]
 
 
 class ToolPool(Sequence[AnyTool]):

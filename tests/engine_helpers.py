@@ -20,7 +20,7 @@ from core.tool import Tool, ToolContext, ToolOptions, ToolPool
 
 
 def make_context(
-    tools: Iterable[Tool[Any]],
+    tools: Iterable[Tool[Any, Any]],
     cwd: Path = Path("/tmp"),
     *,
     permission_context: ToolPermissionContext | None = None,

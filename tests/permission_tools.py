@@ -7,6 +7,7 @@ they never run, since the chain decides before any call.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
 from core.access.targets import CommandTarget, DomainTarget, PathTarget, RuleTarget
@@ -18,7 +19,7 @@ class PathInput(ToolInput):
     file_path: str
 
 
-class FileReader(Tool[PathInput]):
+class FileReader(Tool[PathInput, Any]):
     name = "Read"
     input_model = PathInput
 
@@ -35,7 +36,7 @@ class FileReader(Tool[PathInput]):
         return PathTarget(cwd / input.file_path, "read")
 
 
-class FileEditor(Tool[PathInput]):
+class FileEditor(Tool[PathInput, Any]):
     name = "Edit"
     input_model = PathInput
 
@@ -50,7 +51,7 @@ class UrlInput(ToolInput):
     url: str
 
 
-class Fetcher(Tool[UrlInput]):
+class Fetcher(Tool[UrlInput, Any]):
     name = "WebFetch"
     input_model = UrlInput
 
@@ -65,7 +66,7 @@ class CommandInput(ToolInput):
     command: str
 
 
-class Shell(Tool[CommandInput]):
+class Shell(Tool[CommandInput, Any]):
     name = "Bash"
     input_model = CommandInput
 
@@ -79,7 +80,7 @@ class Shell(Tool[CommandInput]):
         return CommandTarget(input.command)
 
 
-class Opaque(Tool[CommandInput]):
+class Opaque(Tool[CommandInput, Any]):
     """A tool that does not say what its input touches."""
 
     name = "Opaque"

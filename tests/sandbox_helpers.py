@@ -106,7 +106,7 @@ class Fenced:
         """The Bash tool alone, with a policy as the chain would have put it on the context."""
         context = self.context().replace(tool_use_id="toolu_direct", sandbox=policy)
         result = await TOOL.call(TOOL.parse_input({"command": command}), context, lambda _: None)
-        return result, TOOL.map_result_to_tool_result_block(result.data, "toolu_direct")["content"]
+        return result, TOOL.result_block(result, "toolu_direct")["content"]
 
 
 def make_fenced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **options: Any) -> Fenced:

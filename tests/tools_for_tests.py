@@ -51,7 +51,7 @@ class SleepInput(ToolInput):
     read_only: bool = True
 
 
-class Sleep(Tool[SleepInput]):
+class Sleep(Tool[SleepInput, Any]):
     name = "Sleep"
     aliases = ("Nap",)
     search_hint = "wait for a while"

@@ -298,9 +298,15 @@ def format_duration(seconds: float) -> str:
     return f"{hours}h {minutes:02d}m"
 
 
+_ERROR_OPEN, _ERROR_CLOSE = "<tool_use_error>", "</tool_use_error>"
+
+
 def result_text(content: Any) -> str:
-    """A tool_result block's content as text (images and other blocks named, not shown)."""
+    """A tool_result block's content as text (images and other blocks named, not shown); an
+    error's `<tool_use_error>` marks are for the model, so people get the words alone."""
     if isinstance(content, str):
+        if content.startswith(_ERROR_OPEN) and content.endswith(_ERROR_CLOSE):
+            return content[len(_ERROR_OPEN) : -len(_ERROR_CLOSE)]
         return content
     if isinstance(content, Sequence):
         parts = []

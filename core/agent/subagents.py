@@ -4,7 +4,7 @@ A sub-agent is an `AgentLoop` like the main one, driven by the same model client
 executor services, with three differences:
 
 - its messages start empty: it sees the Task `prompt`, not the parent's conversation;
-- its tool pool is the parent's filtered by agent type (`SUBAGENT_TOOLS`): Explore and Plan
+- its tool pool is the parent's filtered by agent type (`SUBAGENT_ACCESS`): Explore and Plan
   get read-only tools only, general-purpose everything except Task itself (no recursion) and
   the tools that belong to the user's session (plan mode, questions to the user);
 - its services carry `parent_tool_use_id` (the Task call's id), so every tool event it causes
@@ -31,7 +31,7 @@ from typing import Any, Literal
 from ..abort import AbortSignal
 from ..events import EngineEvent, EventSink, SubAgentEvent, ToolEvent
 from ..executor import ExecutorServices
-from ..tool import ToolContext, ToolPool, ToolResult
+from ..tool import SubagentAccess, ToolContext, ToolPool, ToolResult
 from ..tools.task import AGENT_ID_PREFIX, AgentRun, BackgroundStarted, TaskInput
 from .loop import AgentLoop
 
@@ -40,19 +40,16 @@ AgentStatus = Literal["running", "completed", "failed"]
 WIND_DOWN_S = 10.0
 """How long a cancelled Task waits for its interrupted sub-agent to end its turn."""
 
-READ_ONLY_TOOLS = frozenset({"Read", "Glob", "Grep", "Bash", "WebFetch", "ToolSearch"})
-"""Explore and Plan. Bash is here for read-only commands (ls, git log, tests that only
-read); any other command asks, like the parent's would, with the sub-agent's label."""
-
-SESSION_ONLY_TOOLS = frozenset({"Task", "EnterPlanMode", "ExitPlanMode", "AskUserQuestion"})
-"""Never given to a sub-agent: no nested sub-agents; plan mode and questions to the user
-belong to the user's session (EnterPlanMode refuses a sub-agent anyway)."""
-
-SUBAGENT_TOOLS: dict[str, frozenset[str] | None] = {
-    "Explore": READ_ONLY_TOOLS,
-    "Plan": READ_ONLY_TOOLS,
-    "general-purpose": None,  # everything but SESSION_ONLY_TOOLS
+SUBAGENT_ACCESS: dict[str, frozenset[SubagentAccess]] = {
+    "Explore": frozenset({"every"}),
+    "Plan": frozenset({"every"}),
+    "general-purpose": frozenset({"every", "general-purpose"}),
 }
+"""Which tools each type of sub-agent gets, by what each tool says of itself
+(`Tool.subagents`): Explore and Plan only the tools every sub-agent may use (reading,
+searching, and Bash, whose commands that are not read-only ask like the parent's would,
+with the sub-agent's label); general-purpose also the rest, but never the tools that belong
+to the person's session (Task itself, plan mode, questions to the user)."""
 
 ROLE_PROMPTS: dict[str, str] = {
     "general-purpose": (
@@ -96,7 +93,7 @@ class SessionSubAgents:
         agent = self.background.start(build_subagent(self, input, context), input)
         return BackgroundStarted(agent.id, input.subagent_type, input.description)
 
-    async def output(self, task_id: str, *, block: bool, timeout_s: float) -> ToolResult:
+    async def output(self, task_id: str, *, block: bool, timeout_s: float) -> ToolResult[str]:
         tasks = self.background
         agent = tasks.get(task_id)
         if agent is None:
@@ -141,13 +138,8 @@ def tagging_sink(sink: EventSink, parent_tool_use_id: str, agent_label: str) -> 
 
 def subagent_pool(parent: ToolPool | None, subagent_type: str) -> ToolPool:
     """The parent's tools this type of sub-agent may use, in the parent's order."""
-    allowed = SUBAGENT_TOOLS.get(subagent_type, READ_ONLY_TOOLS)
-    tools = parent or ()
-    return ToolPool(
-        t
-        for t in tools
-        if t.name not in SESSION_ONLY_TOOLS and (allowed is None or t.name in allowed)
-    )
+    allowed = SUBAGENT_ACCESS.get(subagent_type, SUBAGENT_ACCESS["Explore"])
+    return ToolPool(t for t in parent or () if t.subagents in allowed)
 
 
 def agent_label(input: TaskInput) -> str:

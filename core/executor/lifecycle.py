@@ -228,18 +228,19 @@ class _CallRun:
             )
 
         self.stage = "map"
-        block = self.map(tool, result.data)
-        if result.is_error:
-            block["is_error"] = True
+        block = self.map(tool, result)
 
         self.stage = "post_hook"
         post = NO_POST_OUTCOME
         if hook_call is not None:
-            error_text = _text(block) if result.is_error else None
+            error_text = None
+            if result.is_error:  # the message itself, not the model's marked-up copy
+                error_text = result.data if isinstance(result.data, str) else _text(block)
             response = self.hook_response(tool, parsed, result)
             post = await self.post_hooks(hook_call, response, error_text)
             if post.updated_output is not None and tool.is_mcp:
-                block["content"] = self.map(tool, post.updated_output)["content"]
+                replaced = ToolResult(post.updated_output, is_error=result.is_error)
+                block["content"] = self.map(tool, replaced)["content"]
 
         self.stage = "persist"
         persisted = None
@@ -391,9 +392,9 @@ class _CallRun:
         if self.on_progress is not None:
             self.on_progress(self.call.id, self.tool_name, data)
 
-    def map(self, tool: AnyTool, data: Any) -> ToolResultBlock:
+    def map(self, tool: AnyTool, result: ToolResult[Any]) -> ToolResultBlock:
         try:
-            return dict(tool.map_result_to_tool_result_block(data, self.call.id))  # type: ignore[return-value]
+            return tool.result_block(result, self.call.id)
         except Exception as error:
             raise self.fail(
                 f"{tool.name} ran, but its result could not be read: {_described(error)}"
@@ -410,7 +411,7 @@ class _CallRun:
             self.notice("warning", f"The change {tool.name} would make could not be shown: {error}")
             return None
 
-    def hook_response(self, tool: AnyTool, parsed: Any, result: ToolResult) -> Any:
+    def hook_response(self, tool: AnyTool, parsed: Any, result: ToolResult[Any]) -> Any:
         try:
             return tool.hook_response(parsed, result.data)
         except Exception as error:  # the hooks still run, with the data as it is

@@ -55,7 +55,7 @@ class PermissionChain(Protocol):
 
     async def decide(
         self,
-        tool: Tool[Any],
+        tool: Tool[Any, Any],
         input: Any,
         context: ToolContext,
         hook: PreToolUseOutcome,

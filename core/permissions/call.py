@@ -31,7 +31,7 @@ MAX_SCRIPT_DEPTH = 6
 class Call:
     """What the chain knows about one call, worked out once."""
 
-    tool: Tool[Any]
+    tool: Tool[Any, Any]
     input: Any
     cwd: Path
     permissions: ToolPermissionContext
@@ -121,7 +121,7 @@ class Call:
 
 
 def prepare(
-    tool: Tool[Any],
+    tool: Tool[Any, Any],
     input: Any,
     cwd: Path,
     permissions: ToolPermissionContext,

@@ -105,7 +105,7 @@ class DecisionChain:
         self.sandbox = sandbox
 
     async def decide(
-        self, tool: Tool[Any], input: Any, context: ToolContext, hook: PreToolUseOutcome
+        self, tool: Tool[Any, Any], input: Any, context: ToolContext, hook: PreToolUseOutcome
     ) -> PermissionDecision:
         call = prepare(
             tool, input, context.cwd, context.permission_context, tool.shell_directory(context)

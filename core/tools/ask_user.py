@@ -27,10 +27,10 @@ from ..ports import Question, QuestionOption, QuestionRequest
 from ..tool import (
     Progress,
     Tool,
+    ToolContent,
     ToolContext,
     ToolInput,
     ToolResult,
-    ToolResultBlock,
     ValidationResult,
 )
 
@@ -98,8 +98,9 @@ The user can always answer in their own words instead, so do not add an "Other" 
 ask whether a plan is acceptable: in plan mode, ExitPlanMode asks for approval."""
 
 
-class AskUserQuestion(Tool[AskUserQuestionInput]):
+class AskUserQuestion(Tool[AskUserQuestionInput, QuestionOutcome]):
     name = "AskUserQuestion"
+    subagents = "none"
     search_hint = "ask the user a multiple choice question clarify preference"
     input_model = AskUserQuestionInput
     description = "Asks the user one to four multiple-choice questions."
@@ -122,7 +123,7 @@ class AskUserQuestion(Tool[AskUserQuestionInput]):
 
     async def call(
         self, input: AskUserQuestionInput, context: ToolContext, progress: Progress
-    ) -> ToolResult:
+    ) -> ToolResult[QuestionOutcome]:
         problem = questions_problem(input)  # `call` may be reached without `validate_input`
         if problem:
             return ToolResult(problem, is_error=True)
@@ -152,11 +153,8 @@ class AskUserQuestion(Tool[AskUserQuestionInput]):
         given = tuple((q.question, str(answers.answers.get(q.question, ""))) for q in questions)
         return ToolResult(QuestionOutcome("answered", questions, given))
 
-    def map_result_to_tool_result_block(
-        self, data: QuestionOutcome | str, tool_use_id: str
-    ) -> ToolResultBlock:
-        content = data if isinstance(data, str) else render(data)
-        return {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
+    def render(self, output: QuestionOutcome) -> ToolContent:
+        return render(output)
 
 
 def questions_problem(input: AskUserQuestionInput) -> str | None:

@@ -41,10 +41,10 @@ from ..tool import (
     Progress,
     SavedOutput,
     Tool,
+    ToolContent,
     ToolContext,
     ToolInput,
     ToolResult,
-    ToolResultBlock,
     ValidationResult,
 )
 from .shells import (
@@ -150,8 +150,9 @@ class BashOutput:
         )
 
 
-class Bash(Tool[BashInput]):
+class Bash(Tool[BashInput, BashOutput]):
     name = "Bash"
+    subagents = "every"
     search_hint = "run shell commands in a terminal"
     input_model = BashInput
     description = "Run a shell command"
@@ -185,7 +186,9 @@ class Bash(Tool[BashInput]):
             return ValidationResult.failed("The command contains a NUL character.")
         return ValidationResult.passed()
 
-    async def call(self, input: BashInput, context: ToolContext, progress: Progress) -> ToolResult:
+    async def call(
+        self, input: BashInput, context: ToolContext, progress: Progress
+    ) -> ToolResult[BashOutput]:
         session = shell_session(context)
         session_dir = context.options.session_dir
         policy = context.sandbox
@@ -251,10 +254,8 @@ class Bash(Tool[BashInput]):
             response["persistedOutputPath"] = str(data.output_path)
         return response
 
-    def map_result_to_tool_result_block(
-        self, data: BashOutput, tool_use_id: str
-    ) -> ToolResultBlock:
-        return {"type": "tool_result", "tool_use_id": tool_use_id, "content": render(data)}
+    def render(self, output: BashOutput) -> ToolContent:
+        return render(output)
 
 
 def _fence_factory(policy: SandboxPolicy | None, context: ToolContext) -> FenceFactory | None:

@@ -34,20 +34,20 @@ from ..results import format_size
 from ..tool import (
     Progress,
     Tool,
+    ToolContent,
     ToolContext,
     ToolInput,
     ToolResult,
-    ToolResultBlock,
     ValidationResult,
+    failure,
 )
 from .files import (
     FileChange,
     TextEncoding,
-    change_block,
+    change_text,
     decode_text,
     edit_preview,
     encode_text,
-    failure,
     freshness_problem,
     not_regular_text,
     numbered_line,
@@ -116,7 +116,7 @@ class EditPlan:
     loose_quotes: bool
 
 
-class Edit(Tool[EditInput]):
+class Edit(Tool[EditInput, FileChange]):
     name = "Edit"
     search_hint = "replace exact text in a file, modify code"
     input_model = EditInput
@@ -134,7 +134,9 @@ class Edit(Tool[EditInput]):
             problem = planned if isinstance(planned, str) else None
         return ValidationResult.failed(problem) if problem else ValidationResult.passed()
 
-    async def call(self, input: EditInput, context: ToolContext, progress: Progress) -> ToolResult:
+    async def call(
+        self, input: EditInput, context: ToolContext, progress: Progress
+    ) -> ToolResult[FileChange]:
         problem = _input_problem(input, context.cwd)
         if problem:
             return failure(problem)
@@ -159,10 +161,8 @@ class Edit(Tool[EditInput]):
             "replaceAll": input.replace_all,
         }
 
-    def map_result_to_tool_result_block(
-        self, data: FileChange | str, tool_use_id: str
-    ) -> ToolResultBlock:
-        return change_block(data, tool_use_id)
+    def render(self, output: FileChange) -> ToolContent:
+        return change_text(output)
 
 
 def _input_problem(input: EditInput, cwd: Path) -> str | None:

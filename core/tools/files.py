@@ -31,7 +31,6 @@ from typing import Any, Literal
 
 from ..file_state import ReadFileState
 from ..ports import ChangePreview
-from ..tool import ToolResult, ToolResultBlock
 
 LineEnding = Literal["\n", "\r\n"]
 ChangeKind = Literal["create", "update"]
@@ -359,10 +358,8 @@ def _diff_lines(text: str) -> list[str]:
     return lines
 
 
-def change_block(change: FileChange | str, tool_use_id: str) -> ToolResultBlock:
-    """The model's view of a Write or Edit: a short confirmation, or the error."""
-    if isinstance(change, str):
-        return error_block(change, tool_use_id)
+def change_text(change: FileChange) -> str:
+    """The model's view of a Write or Edit: a short confirmation."""
     if change.kind == "create":
         text = f"File created successfully at: {change.path}"
     elif change.replacements > 1:
@@ -376,21 +373,7 @@ def change_block(change: FileChange | str, tool_use_id: str) -> ToolResultBlock:
         text += f" {change.note}"
     if change.snippet:
         text += f"\nHere is the changed part, numbered as by `cat -n`:\n{change.snippet}"
-    return {"type": "tool_result", "tool_use_id": tool_use_id, "content": text}
-
-
-def error_block(message: str, tool_use_id: str) -> ToolResultBlock:
-    return {
-        "type": "tool_result",
-        "tool_use_id": tool_use_id,
-        "content": f"<tool_use_error>{message}</tool_use_error>",
-        "is_error": True,
-    }
-
-
-def failure(message: str) -> ToolResult:
-    """An expected problem, as the result of `call`: `data` is the message."""
-    return ToolResult(data=message, is_error=True)
+    return text
 
 
 PREVIEW_MAX_BYTES = 2 * 1024 * 1024

@@ -26,7 +26,6 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from pydantic import Field
 
@@ -35,18 +34,18 @@ from ..access.targets import PathTarget, RuleTarget
 from ..tool import (
     Progress,
     Tool,
+    ToolContent,
     ToolContext,
     ToolInput,
     ToolResult,
-    ToolResultBlock,
     ValidationResult,
+    failure,
 )
 from .search import (
     VCS_DIRECTORIES,
     IgnoreLayer,
     ReadDenials,
     display_path,
-    failure,
     is_ignored,
     layers_in,
     newest_first,
@@ -55,7 +54,6 @@ from .search import (
     repository_root,
     root_problem,
     search_root,
-    text_block,
 )
 
 MAX_FILES = 100
@@ -114,8 +112,9 @@ class GlobOutput:
     duration_ms: float
 
 
-class GlobTool(Tool[GlobInput]):
+class GlobTool(Tool[GlobInput, GlobOutput]):
     name = "Glob"
+    subagents = "every"
     search_hint = "find files by name glob pattern"
     input_model = GlobInput
     description = "Find files by glob pattern, newest first"
@@ -144,7 +143,9 @@ class GlobTool(Tool[GlobInput]):
             return ValidationResult.failed(str(error))
         return ValidationResult.passed()
 
-    async def call(self, input: GlobInput, context: ToolContext, progress: Progress) -> ToolResult:
+    async def call(
+        self, input: GlobInput, context: ToolContext, progress: Progress
+    ) -> ToolResult[GlobOutput]:
         loop = asyncio.get_running_loop()
         started = loop.time()
         try:
@@ -180,11 +181,8 @@ class GlobTool(Tool[GlobInput]):
             )
         )
 
-    def map_result_to_tool_result_block(self, data: Any, tool_use_id: str) -> ToolResultBlock:
-        if isinstance(data, str):
-            return text_block(data, tool_use_id, is_error=True)
-        assert isinstance(data, GlobOutput)
-        return text_block(render(data), tool_use_id)
+    def render(self, output: GlobOutput) -> ToolContent:
+        return render(output)
 
 
 def render(output: GlobOutput) -> str:

@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import ConfigDict, Field
 
@@ -44,23 +44,22 @@ from ..access.targets import PathTarget, RuleTarget
 from ..tool import (
     Progress,
     Tool,
+    ToolContent,
     ToolContext,
     ToolInput,
     ToolResult,
-    ToolResultBlock,
     ValidationResult,
+    failure,
 )
 from .search import (
     VCS_DIRECTORIES,
     ReadDenials,
     display_path,
-    failure,
     newest_first,
     printable,
     repository_root,
     root_problem,
     search_root,
-    text_block,
 )
 
 OutputMode = Literal["content", "files_with_matches", "count"]
@@ -187,8 +186,9 @@ class RgRun:
     overflowed: bool = False
 
 
-class GrepTool(Tool[GrepInput]):
+class GrepTool(Tool[GrepInput, GrepOutput]):
     name = "Grep"
+    subagents = "every"
     search_hint = "search file contents regex ripgrep"
     input_model = GrepInput
     description = "Search file contents with ripgrep"
@@ -225,7 +225,9 @@ class GrepTool(Tool[GrepInput]):
             )
         return ValidationResult.passed()
 
-    async def call(self, input: GrepInput, context: ToolContext, progress: Progress) -> ToolResult:
+    async def call(
+        self, input: GrepInput, context: ToolContext, progress: Progress
+    ) -> ToolResult[GrepOutput]:
         rg = rg_path()
         if rg is None:
             return failure(
@@ -263,11 +265,8 @@ class GrepTool(Tool[GrepInput]):
             output = replace(output, notes=(*output.notes, note))
         return ToolResult(output)
 
-    def map_result_to_tool_result_block(self, data: Any, tool_use_id: str) -> ToolResultBlock:
-        if isinstance(data, str):
-            return text_block(data, tool_use_id, is_error=True)
-        assert isinstance(data, GrepOutput)
-        return text_block(render(data), tool_use_id)
+    def render(self, output: GrepOutput) -> ToolContent:
+        return render(output)
 
 
 # -- running ripgrep --------------------------------------------------------------------------

@@ -14,10 +14,10 @@ from pydantic import Field
 from ..tool import (
     Progress,
     Tool,
+    ToolContent,
     ToolContext,
     ToolInput,
     ToolResult,
-    ToolResultBlock,
 )
 from .shells import ShellStatus, shell_session
 
@@ -43,7 +43,7 @@ class KillShellOutput:
     command: str
 
 
-class KillShell(Tool[KillShellInput]):
+class KillShell(Tool[KillShellInput, KillShellOutput]):
     name = "KillShell"
     search_hint = "stop kill a background shell"
     input_model = KillShellInput
@@ -56,7 +56,7 @@ class KillShell(Tool[KillShellInput]):
 
     async def call(
         self, input: KillShellInput, context: ToolContext, progress: Progress
-    ) -> ToolResult:
+    ) -> ToolResult[KillShellOutput]:
         session = shell_session(context)
         shell = session.shells.get(input.shell_id)
         if shell is None:
@@ -69,11 +69,8 @@ class KillShell(Tool[KillShellInput]):
             KillShellOutput(shell.id, killed, shell.status, shell.exit_code, shell.command)
         )
 
-    def map_result_to_tool_result_block(
-        self, data: KillShellOutput | str, tool_use_id: str
-    ) -> ToolResultBlock:
-        content = data if isinstance(data, str) else render(data)
-        return {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
+    def render(self, output: KillShellOutput) -> ToolContent:
+        return render(output)
 
 
 def render(data: KillShellOutput) -> str:

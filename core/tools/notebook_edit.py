@@ -42,15 +42,14 @@ from ..results import format_size
 from ..tool import (
     Progress,
     Tool,
+    ToolContent,
     ToolContext,
     ToolInput,
     ToolResult,
-    ToolResultBlock,
     ValidationResult,
+    failure,
 )
 from .files import (
-    error_block,
-    failure,
     freshness_problem,
     line_ending_of,
     not_regular_text,
@@ -136,7 +135,7 @@ class NotebookPlan:
     change: NotebookChange
 
 
-class NotebookEdit(Tool[NotebookEditInput]):
+class NotebookEdit(Tool[NotebookEditInput, NotebookChange]):
     name = "NotebookEdit"
     search_hint = "edit jupyter notebook ipynb cell insert delete"
     input_model = NotebookEditInput
@@ -158,19 +157,15 @@ class NotebookEdit(Tool[NotebookEditInput]):
 
     async def call(
         self, input: NotebookEditInput, context: ToolContext, progress: Progress
-    ) -> ToolResult:
+    ) -> ToolResult[NotebookChange]:
         problem = _input_problem(input, context.cwd)
         if problem:
             return failure(problem)
         change = await asyncio.to_thread(edit_notebook, input, context.read_file_state)
         return failure(change) if isinstance(change, str) else ToolResult(data=change)
 
-    def map_result_to_tool_result_block(
-        self, data: NotebookChange | str, tool_use_id: str
-    ) -> ToolResultBlock:
-        if isinstance(data, str):
-            return error_block(data, tool_use_id)
-        return {"type": "tool_result", "tool_use_id": tool_use_id, "content": _summary(data)}
+    def render(self, output: NotebookChange) -> ToolContent:
+        return _summary(output)
 
 
 def _input_problem(input: NotebookEditInput, cwd: Path) -> str | None:

@@ -49,10 +49,10 @@ from ..ports import AllowedPrompt, KeepPlanning, PlanApproved, PlanRequest
 from ..tool import (
     Progress,
     Tool,
+    ToolContent,
     ToolContext,
     ToolInput,
     ToolResult,
-    ToolResultBlock,
 )
 
 PLAN_FILE_NAME = "plan.md"
@@ -107,8 +107,9 @@ class EnteredPlanMode:
     plan_exists: bool
 
 
-class EnterPlanMode(Tool[EnterPlanModeInput]):
+class EnterPlanMode(Tool[EnterPlanModeInput, EnteredPlanMode]):
     name = "EnterPlanMode"
+    subagents = "none"
     search_hint = "plan mode design approach before making changes"
     input_model = EnterPlanModeInput
     description = "Switches to plan mode: explore read-only, then present a plan."
@@ -120,7 +121,7 @@ class EnterPlanMode(Tool[EnterPlanModeInput]):
 
     async def call(
         self, input: EnterPlanModeInput, context: ToolContext, progress: Progress
-    ) -> ToolResult:
+    ) -> ToolResult[EnteredPlanMode]:
         if context.agent_id is not None:
             return ToolResult(
                 "EnterPlanMode cannot be used by a sub-agent: plan mode belongs to the user's "
@@ -138,11 +139,8 @@ class EnterPlanMode(Tool[EnterPlanModeInput]):
         exists = await asyncio.to_thread(path.exists)
         return ToolResult(EnteredPlanMode(path, before.mode, already, exists))
 
-    def map_result_to_tool_result_block(
-        self, data: EnteredPlanMode | str, tool_use_id: str
-    ) -> ToolResultBlock:
-        content = data if isinstance(data, str) else _render_entered(data)
-        return {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
+    def render(self, output: EnteredPlanMode) -> ToolContent:
+        return _render_entered(output)
 
 
 def _into_plan(state: AppState, path: Path) -> AppState:
@@ -230,8 +228,9 @@ class PlanOutcome:
     note: str = ""
 
 
-class ExitPlanMode(Tool[ExitPlanModeInput]):
+class ExitPlanMode(Tool[ExitPlanModeInput, PlanOutcome]):
     name = "ExitPlanMode"
+    subagents = "none"
 
     def summarize_input(self, input: ExitPlanModeInput) -> str:
         """What the plan asks to run, not the raw JSON of it."""
@@ -254,7 +253,7 @@ class ExitPlanMode(Tool[ExitPlanModeInput]):
 
     async def call(
         self, input: ExitPlanModeInput, context: ToolContext, progress: Progress
-    ) -> ToolResult:
+    ) -> ToolResult[PlanOutcome]:
         if context.permission_context.mode != "plan":
             return ToolResult(
                 "You are not in plan mode, so there is no plan to approve. Carry on with the "
@@ -297,11 +296,8 @@ class ExitPlanMode(Tool[ExitPlanModeInput]):
             is_error=True,
         )
 
-    def map_result_to_tool_result_block(
-        self, data: PlanOutcome | str, tool_use_id: str
-    ) -> ToolResultBlock:
-        content = data if isinstance(data, str) else _render_outcome(data)
-        return {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
+    def render(self, output: PlanOutcome) -> ToolContent:
+        return _render_outcome(output)
 
 
 @dataclass(frozen=True, slots=True)

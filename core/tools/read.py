@@ -39,16 +39,15 @@ from ..results import format_size
 from ..tool import (
     Progress,
     Tool,
+    ToolContent,
     ToolContext,
     ToolInput,
     ToolResult,
-    ToolResultBlock,
     ValidationResult,
+    failure,
 )
 from .files import (
     decode_text,
-    error_block,
-    failure,
     file_key,
     not_regular_text,
     numbered_line,
@@ -138,8 +137,9 @@ cells).
 - Several reads that may be useful can be made at once, in parallel."""
 
 
-class Read(Tool[ReadInput]):
+class Read(Tool[ReadInput, FileRead]):
     name = "Read"
+    subagents = "every"
     search_hint = "read file contents lines image pdf notebook"
     input_model = ReadInput
     description = "Reads a file: text with line numbers, images, PDFs and notebooks."
@@ -160,7 +160,9 @@ class Read(Tool[ReadInput]):
         problem = relative_path_problem(input.file_path, context.cwd)
         return ValidationResult.failed(problem) if problem else ValidationResult.passed()
 
-    async def call(self, input: ReadInput, context: ToolContext, progress: Progress) -> ToolResult:
+    async def call(
+        self, input: ReadInput, context: ToolContext, progress: Progress
+    ) -> ToolResult[FileRead]:
         problem = relative_path_problem(input.file_path, context.cwd)
         if problem:
             return failure(problem)
@@ -175,12 +177,8 @@ class Read(Tool[ReadInput]):
             context.read_file_state.record(key, result.mtime_ns)
         return ToolResult(data=result)
 
-    def map_result_to_tool_result_block(
-        self, data: FileRead | str, tool_use_id: str
-    ) -> ToolResultBlock:
-        if isinstance(data, str):
-            return error_block(data, tool_use_id)
-        return {"type": "tool_result", "tool_use_id": tool_use_id, "content": data.content}
+    def render(self, output: FileRead) -> ToolContent:
+        return output.content
 
 
 def _read_with_key(

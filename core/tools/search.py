@@ -35,7 +35,6 @@ from ..access.context import PermissionRule, ToolPermissionContext
 from ..access.paths import PathPattern, absolute, compile_pattern, is_within, pattern_covers
 from ..access.targets import rule_family
 from ..permissions.match import rule_base
-from ..tool import ToolResult, ToolResultBlock
 
 VCS_DIRECTORIES = (".git", ".svn", ".hg", ".bzr", ".jj", ".sl")
 """Never searched or listed: their contents are a tool's database, not the project."""
@@ -320,22 +319,3 @@ def is_ignored(layers: Sequence[IgnoreLayer], relative: str, is_dir: bool) -> bo
             if decided is not None:
                 return decided
     return False
-
-
-# -- results ----------------------------------------------------------------------------------
-
-
-def failure(message: str) -> ToolResult:
-    """An expected problem, as the result of `call`: `data` is the message."""
-    return ToolResult(data=message, is_error=True)
-
-
-def text_block(text: str, tool_use_id: str, is_error: bool = False) -> ToolResultBlock:
-    if is_error:
-        return {
-            "type": "tool_result",
-            "tool_use_id": tool_use_id,
-            "content": f"<tool_use_error>{text}</tool_use_error>",
-            "is_error": True,
-        }
-    return {"type": "tool_result", "tool_use_id": tool_use_id, "content": text}

@@ -15,7 +15,7 @@ parallel, under the executor's concurrency cap.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 from pydantic import Field
 
@@ -23,10 +23,10 @@ from ..session_services import ServiceKey
 from ..tool import (
     Progress,
     Tool,
+    ToolContent,
     ToolContext,
     ToolInput,
     ToolResult,
-    ToolResultBlock,
 )
 
 SubagentType = Literal["general-purpose", "Explore", "Plan"]
@@ -147,7 +147,7 @@ class SubAgents(Protocol):
         """Start a sub-agent in the background and say which id TaskOutput reads it by."""
         ...
 
-    async def output(self, task_id: str, *, block: bool, timeout_s: float) -> ToolResult:
+    async def output(self, task_id: str, *, block: bool, timeout_s: float) -> ToolResult[str]:
         """TaskOutput's answer for a background agent's id."""
         ...
 
@@ -159,8 +159,9 @@ SUBAGENTS: ServiceKey[SubAgents] = ServiceKey("sub-agents")
 # -- the tool --------------------------------------------------------------------------------
 
 
-class Task(Tool[TaskInput]):
+class Task(Tool[TaskInput, AgentRun | BackgroundStarted]):
     name = "Task"
+    subagents = "none"
     search_hint = "launch sub-agent explore plan parallel tasks"
     input_model = TaskInput
     description = "Launches a sub-agent for a multi-step task"
@@ -174,7 +175,9 @@ class Task(Tool[TaskInput]):
     def is_concurrency_safe(self, input: TaskInput) -> bool:
         return True
 
-    async def call(self, input: TaskInput, context: ToolContext, progress: Progress) -> ToolResult:
+    async def call(
+        self, input: TaskInput, context: ToolContext, progress: Progress
+    ) -> ToolResult[AgentRun | BackgroundStarted]:
         subagents = context.options.services.get(SUBAGENTS)
         if subagents is None:
             return ToolResult(
@@ -189,6 +192,5 @@ class Task(Tool[TaskInput]):
         run = await subagents.run(input, context)
         return ToolResult(run, is_error=run.is_error)
 
-    def map_result_to_tool_result_block(self, data: Any, tool_use_id: str) -> ToolResultBlock:
-        content = data.render() if isinstance(data, AgentRun | BackgroundStarted) else str(data)
-        return {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
+    def render(self, output: AgentRun | BackgroundStarted) -> ToolContent:
+        return output.render()

@@ -17,10 +17,10 @@ from ..results import format_size
 from ..tool import (
     Progress,
     Tool,
+    ToolContent,
     ToolContext,
     ToolInput,
     ToolResult,
-    ToolResultBlock,
 )
 from .shells import ShellStatus, decode_output, file_size, read_tail, shell_session
 from .task import AGENT_ID_PREFIX, SUBAGENTS
@@ -68,7 +68,7 @@ class TaskOutputData:
     """How long it waited and gave up with the shell still running (0 when it did not)."""
 
 
-class TaskOutput(Tool[TaskOutputInput]):
+class TaskOutput(Tool[TaskOutputInput, TaskOutputData]):
     name = "TaskOutput"
     search_hint = "read background shell or agent output and status"
     input_model = TaskOutputInput
@@ -86,7 +86,7 @@ class TaskOutput(Tool[TaskOutputInput]):
 
     async def call(
         self, input: TaskOutputInput, context: ToolContext, progress: Progress
-    ) -> ToolResult:
+    ) -> ToolResult[TaskOutputData]:
         if input.task_id.startswith(AGENT_ID_PREFIX):  # a background sub-agent (Task)
             subagents = context.options.services.get(SUBAGENTS)
             if subagents is None:
@@ -95,9 +95,10 @@ class TaskOutput(Tool[TaskOutputInput]):
                     "no sub-agents.",
                     is_error=True,
                 )
-            return await subagents.output(
+            answer = await subagents.output(
                 input.task_id, block=input.block, timeout_s=input.timeout / 1000
             )
+            return ToolResult(answer.data, is_error=answer.is_error)
         session = shell_session(context)
         shell = session.shells.get(input.task_id)
         if shell is None:
@@ -126,11 +127,8 @@ class TaskOutput(Tool[TaskOutputInput]):
             )
         )
 
-    def map_result_to_tool_result_block(
-        self, data: TaskOutputData | str, tool_use_id: str
-    ) -> ToolResultBlock:
-        content = data if isinstance(data, str) else render(data)
-        return {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
+    def render(self, output: TaskOutputData) -> ToolContent:
+        return render(output)
 
 
 def render(data: TaskOutputData) -> str:

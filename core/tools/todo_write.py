@@ -28,10 +28,10 @@ from ..events import TodosChanged
 from ..tool import (
     Progress,
     Tool,
+    ToolContent,
     ToolContext,
     ToolInput,
     ToolResult,
-    ToolResultBlock,
     ValidationResult,
 )
 
@@ -101,7 +101,7 @@ done: if tests fail, the work is partial or you are blocked, keep it in_progress
 task for what is in the way."""
 
 
-class TodoWrite(Tool[TodoWriteInput]):
+class TodoWrite(Tool[TodoWriteInput, TodoWriteOutput]):
     name = "TodoWrite"
     search_hint = "task list todo progress tracking plan steps"
     input_model = TodoWriteInput
@@ -126,7 +126,7 @@ class TodoWrite(Tool[TodoWriteInput]):
 
     async def call(
         self, input: TodoWriteInput, context: ToolContext, progress: Progress
-    ) -> ToolResult:
+    ) -> ToolResult[TodoWriteOutput]:
         problem = list_problem(input)  # `call` may be reached without `validate_input`
         if problem:
             return ToolResult(problem, is_error=True)
@@ -144,11 +144,8 @@ class TodoWrite(Tool[TodoWriteInput]):
             "newTodos": [_as_sent(todo) for todo in data.new_todos],
         }
 
-    def map_result_to_tool_result_block(
-        self, data: TodoWriteOutput | str, tool_use_id: str
-    ) -> ToolResultBlock:
-        content = data if isinstance(data, str) else render(data.new_todos)
-        return {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
+    def render(self, output: TodoWriteOutput) -> ToolContent:
+        return render(output.new_todos)
 
 
 def _as_sent(todo: Todo) -> dict[str, str]:

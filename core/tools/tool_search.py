@@ -34,12 +34,12 @@ from ..tool import (
     ContextModifier,
     Progress,
     Tool,
+    ToolContent,
     ToolContext,
     ToolInput,
     ToolOptions,
     ToolPool,
     ToolResult,
-    ToolResultBlock,
 )
 
 SELECT_PREFIX = "select:"
@@ -93,8 +93,9 @@ Each result gives a tool's description and input schema, and the tool can be cal
 your next message on. Load only the tools you are about to use."""
 
 
-class ToolSearch(Tool[ToolSearchInput]):
+class ToolSearch(Tool[ToolSearchInput, SearchOutcome]):
     name = "ToolSearch"
+    subagents = "every"
     search_hint = "find and load deferred tool schemas by name or keyword"
     input_model = ToolSearchInput
     description = "Loads the definitions of deferred tools, by name or by keyword search."
@@ -109,7 +110,7 @@ class ToolSearch(Tool[ToolSearchInput]):
 
     async def call(
         self, input: ToolSearchInput, context: ToolContext, progress: Progress
-    ) -> ToolResult:
+    ) -> ToolResult[SearchOutcome]:
         pool = context.options.tools or ToolPool()
         query = input.query.strip()
         deferred = pool.deferred()
@@ -135,11 +136,8 @@ class ToolSearch(Tool[ToolSearchInput]):
         loaded = frozenset(f.name for f in outcome.found)
         return ToolResult(outcome, context_modifier=_discover(loaded) if loaded else None)
 
-    def map_result_to_tool_result_block(
-        self, data: SearchOutcome | str, tool_use_id: str
-    ) -> ToolResultBlock:
-        content = data if isinstance(data, str) else render(data)
-        return {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
+    def render(self, output: SearchOutcome) -> ToolContent:
+        return render(output)
 
 
 def _select(pool: ToolPool, wanted: list[str], options: ToolOptions) -> SearchOutcome:

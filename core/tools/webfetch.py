@@ -46,13 +46,13 @@ from ..results import format_size
 from ..tool import (
     Progress,
     Tool,
+    ToolContent,
     ToolContext,
     ToolInput,
     ToolResult,
-    ToolResultBlock,
     ValidationResult,
+    failure,
 )
-from .files import error_block, failure
 from .html_markdown import html_to_markdown
 
 MAX_URL_LENGTH = 2000
@@ -140,8 +140,9 @@ class RedirectNotice:
     reason: str
 
 
-class WebFetch(Tool[WebFetchInput]):
+class WebFetch(Tool[WebFetchInput, FetchedPage | RedirectNotice]):
     name = "WebFetch"
+    subagents = "every"
     search_hint = "fetch web page url http content markdown"
     input_model = WebFetchInput
     description = "Fetches a URL and returns its content as markdown."
@@ -172,7 +173,7 @@ class WebFetch(Tool[WebFetchInput]):
 
     async def call(
         self, input: WebFetchInput, context: ToolContext, progress: Progress
-    ) -> ToolResult:
+    ) -> ToolResult[FetchedPage | RedirectNotice]:
         problem = input_problem(input)
         if problem:
             return failure(problem)
@@ -191,17 +192,14 @@ class WebFetch(Tool[WebFetchInput]):
             return failure(f"The fetch of {input.url} was stopped: {context.abort.reason}.")
         return fetch.result()
 
-    def map_result_to_tool_result_block(
-        self, data: FetchedPage | RedirectNotice | str, tool_use_id: str
-    ) -> ToolResultBlock:
-        if isinstance(data, str):
-            return error_block(data, tool_use_id)
-        text = _redirect_text(data) if isinstance(data, RedirectNotice) else _page_text(data)
-        return {"type": "tool_result", "tool_use_id": tool_use_id, "content": text}
+    def render(self, output: FetchedPage | RedirectNotice) -> ToolContent:
+        return _redirect_text(output) if isinstance(output, RedirectNotice) else _page_text(output)
 
     # -- fetching ---------------------------------------------------------------------------
 
-    async def _fetch(self, input: WebFetchInput, context: ToolContext) -> ToolResult:
+    async def _fetch(
+        self, input: WebFetchInput, context: ToolContext
+    ) -> ToolResult[FetchedPage | RedirectNotice]:
         """The whole fetch, every expected failure turned into an error result."""
         started = time.monotonic()
         url = input.url
@@ -237,7 +235,7 @@ class WebFetch(Tool[WebFetchInput]):
 
     async def _follow(
         self, client: httpx2.AsyncClient, input: WebFetchInput, context: ToolContext
-    ) -> ToolResult:
+    ) -> ToolResult[FetchedPage | RedirectNotice]:
         url = input.url
         cleared = {host_of(url)}
         for hop in range(MAX_REDIRECTS + 1):
@@ -354,7 +352,9 @@ def input_problem(input: WebFetchInput) -> str | None:
 # -- the response ---------------------------------------------------------------------------
 
 
-async def _page(response: httpx2.Response, input: WebFetchInput, url: str) -> ToolResult:
+async def _page(
+    response: httpx2.Response, input: WebFetchInput, url: str
+) -> ToolResult[FetchedPage | RedirectNotice]:
     """The page from a final (not redirecting) response, or why it cannot be given."""
     status = response.status_code
     if not 200 <= status < 300:

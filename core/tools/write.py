@@ -29,20 +29,20 @@ from ..ports import ChangePreview
 from ..tool import (
     Progress,
     Tool,
+    ToolContent,
     ToolContext,
     ToolInput,
     ToolResult,
-    ToolResultBlock,
     ValidationResult,
+    failure,
 )
 from .files import (
     UTF8,
     ChangeKind,
     FileChange,
-    change_block,
+    change_text,
     decode_text,
     encode_text,
-    failure,
     freshness_problem,
     not_regular_text,
     os_error_text,
@@ -82,7 +82,7 @@ files (*.md, README) unless the user asks for them.
 - An existing file keeps its encoding and its CRLF line endings."""
 
 
-class Write(Tool[WriteInput]):
+class Write(Tool[WriteInput, FileChange]):
     name = "Write"
     search_hint = "create or overwrite a file with new content"
     input_model = WriteInput
@@ -100,7 +100,9 @@ class Write(Tool[WriteInput]):
             problem = await asyncio.to_thread(_target_problem, path, context.read_file_state)
         return ValidationResult.failed(problem) if problem else ValidationResult.passed()
 
-    async def call(self, input: WriteInput, context: ToolContext, progress: Progress) -> ToolResult:
+    async def call(
+        self, input: WriteInput, context: ToolContext, progress: Progress
+    ) -> ToolResult[FileChange]:
         problem = relative_path_problem(input.file_path, context.cwd)
         if problem:
             return failure(problem)
@@ -123,10 +125,8 @@ class Write(Tool[WriteInput]):
             "originalFile": data.original,
         }
 
-    def map_result_to_tool_result_block(
-        self, data: FileChange | str, tool_use_id: str
-    ) -> ToolResultBlock:
-        return change_block(data, tool_use_id)
+    def render(self, output: FileChange) -> ToolContent:
+        return change_text(output)
 
 
 def _target_problem(path: Path, state: ReadFileState) -> str | None:

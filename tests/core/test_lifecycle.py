@@ -193,15 +193,18 @@ async def test_a_tool_reported_error_is_an_error_result_that_runs_failure_hooks(
     hooks = ScriptedHooks()
     outcome = await run(ToolCall("t", "Sleep", {"fail": True, "output": "exit 2"}), hooks=hooks)
     assert outcome.is_error and outcome.failed_stage == "call"
-    assert outcome.block["content"] == "exit 2"
-    assert hooks.seen[-1] == ("failure", "exit 2")
+    assert outcome.block["content"] == "<tool_use_error>exit 2</tool_use_error>"
+    assert hooks.seen[-1] == ("failure", "exit 2")  # the hook gets the message itself
 
 
 async def test_a_mapping_that_raises_is_a_result():
     class BadMap(Sleep):
         name = "BadMap"
 
-        def map_result_to_tool_result_block(self, data, tool_use_id):
+        async def call(self, input, context, progress):
+            return ToolResult({"rows": 1})
+
+        def render(self, output):
             raise KeyError("content")
 
     outcome = await run(ToolCall("t", "BadMap", {}), [BadMap()])

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from pydantic import Field
 
 from core.abort import AbortController
 from core.access.rules import RuleSyntaxError, parse_rule, rule_names_tool
-from core.tool import DEFAULT_MAX_RESULT_SIZE_CHARS, Tool, ToolInput
+from core.tool import DEFAULT_MAX_RESULT_SIZE_CHARS, Tool, ToolInput, ToolResult
 
 
 class EchoInput(ToolInput):
@@ -15,7 +17,7 @@ class EchoInput(ToolInput):
     times: int = 1
 
 
-class Echo(Tool[EchoInput]):
+class Echo(Tool[EchoInput, Any]):
     name = "Echo"
     input_model = EchoInput
     description = "Echoes text."
@@ -42,17 +44,38 @@ def test_the_json_schema_the_model_sees_comes_from_the_input_model():
     assert schema["additionalProperties"] is False
 
 
-def test_results_map_to_tool_result_blocks():
+def test_results_map_to_tool_result_blocks_through_one_render():
     tool = Echo()
-    assert tool.map_result_to_tool_result_block("out", "id1") == {
+    assert tool.result_block(ToolResult("out"), "id1") == {
         "type": "tool_result",
         "tool_use_id": "id1",
         "content": "out",
     }
-    assert tool.map_result_to_tool_result_block({"n": 1}, "id2")["content"] == '{"n": 1}'
+    assert tool.result_block(ToolResult({"n": 1}), "id2")["content"] == '{"n": 1}'
     blocks = [{"type": "text", "text": "a"}]
-    assert tool.map_result_to_tool_result_block(blocks, "id3")["content"] == blocks
-    assert tool.map_result_to_tool_result_block(None, "id4")["content"] == ""
+    assert tool.result_block(ToolResult(blocks), "id3")["content"] == blocks
+    assert tool.result_block(ToolResult(None), "id4")["content"] == ""
+
+
+def test_a_tool_renders_its_typed_output_and_errors_in_text_are_marked():
+    class Counted(Tool[EchoInput, int]):
+        name = "Counted"
+        input_model = EchoInput
+
+        def render(self, output: int) -> str:
+            return f"{output} matches"
+
+    tool = Counted()
+    assert tool.result_block(ToolResult(3), "a")["content"] == "3 matches"
+    failed = tool.result_block(ToolResult("no such file", is_error=True), "b")
+    assert failed == {
+        "type": "tool_result",
+        "tool_use_id": "b",
+        "content": "<tool_use_error>no such file</tool_use_error>",
+        "is_error": True,
+    }
+    # Typed output of a failed call (a command's non-zero exit) is rendered, not wrapped.
+    assert tool.result_block(ToolResult(0, is_error=True), "c")["content"] == "0 matches"
 
 
 def test_input_summary_is_one_short_line():

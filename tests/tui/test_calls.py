@@ -183,3 +183,11 @@ def test_a_result_naming_an_impossible_path_does_not_break_the_output_list(tmp_p
     saved.write_text("a real saved output\n")
     (entry,) = saved_output_entries(tmp_path, book)
     assert entry.path == saved
+
+
+def test_an_error_reads_as_words_not_as_the_marks_the_model_gets():
+    book = CallBook()
+    book.apply(queued("a", "b1"))
+    marked = "<tool_use_error>File does not exist.</tool_use_error>"
+    book.apply(ToolCompleted(duration_s=0.1, is_error=True, content=marked, **ids("a")))
+    assert book.calls["a"].result == "File does not exist."

@@ -35,9 +35,9 @@ def context(tmp_path: Path) -> ToolContext:
     return context.replace(options=replace(context.options, session_dir=tmp_path / "session"))
 
 
-async def call(tool: Tool[Any], context: ToolContext, **input: Any) -> tuple[ToolResult, str]:
+async def call(tool: Tool[Any, Any], context: ToolContext, **input: Any) -> tuple[ToolResult, str]:
     result = await tool.call(tool.parse_input(input), context, lambda _event: None)
-    content = tool.map_result_to_tool_result_block(result.data, "toolu_x")["content"]
+    content = tool.result_block(result, "toolu_x")["content"]
     assert isinstance(content, str)
     return result, content
 
@@ -142,12 +142,16 @@ async def test_unknown_ids_are_errors_that_list_the_known_shells(context: ToolCo
     result, text = await call(TASK_OUTPUT, context, task_id="bash_9")
     assert result.is_error
     assert text == (
-        "No background shell has the id 'bash_9'. There are no background shells in this session."
+        "<tool_use_error>No background shell has the id 'bash_9'. There are no background "
+        "shells in this session.</tool_use_error>"
     )
     await call(BASH, context, command="sleep 100", run_in_background=True)
     result, text = await call(KILL_SHELL, context, shell_id="nope")
     assert result.is_error
-    assert text == "No background shell has the id 'nope'. Known shells: bash_1 (running)."
+    assert text == (
+        "<tool_use_error>No background shell has the id 'nope'. Known shells: bash_1 "
+        "(running).</tool_use_error>"
+    )
 
 
 async def test_long_output_shows_its_end_and_where_the_rest_is(context: ToolContext):

@@ -58,7 +58,7 @@ async def run(
     events: list[Any] = []
     parsed = TOOL.parse_input({"command": command, **more})
     result = await TOOL.call(parsed, context.replace(tool_use_id=tool_use_id), events.append)
-    content = TOOL.map_result_to_tool_result_block(result.data, tool_use_id)["content"]
+    content = TOOL.result_block(result, tool_use_id)["content"]
     assert isinstance(content, str)
     return result, content, events
 
@@ -266,7 +266,7 @@ async def test_output_streams_as_progress_while_the_command_runs(project: Path):
 
     command = f"echo first; until [ -e {go} ]; do sleep 0.01; done; echo second"
     result = await TOOL.call(TOOL.parse_input({"command": command}), context_in(project), progress)
-    assert TOOL.map_result_to_tool_result_block(result.data, "t")["content"] == "first\nsecond"
+    assert TOOL.result_block(result, "t")["content"] == "first\nsecond"
     first = seen[0]
     assert isinstance(first, OutputProgress)
     assert (first.text, first.total_bytes) == ("first\n", 6)
@@ -338,7 +338,7 @@ GIGABYTE_CHILD = textwrap.dedent(
         before = hwm_kb()
         result = await tool.call(tool.parse_input({"command": command}), context, events.append)
         after = hwm_kb()
-        text = tool.map_result_to_tool_result_block(result.data, "toolu_gb")["content"]
+        text = tool.result_block(result, "toolu_gb")["content"]
         print(json.dumps({
             "growth_mb": (after - before) / 1024, "text": text, "is_error": result.is_error,
             "path": str(result.data.output_path), "progress_events": len(events),

@@ -45,7 +45,7 @@ async def glob(cwd: Path, *rules: PermissionRule, **raw: Any) -> tuple[ToolResul
     validation = await TOOL.validate_input(parsed, ctx)
     assert validation.ok, validation.message
     result = await TOOL.call(parsed, ctx, lambda _p: None)
-    content = TOOL.map_result_to_tool_result_block(result.data, "t")["content"]
+    content = TOOL.result_block(result, "t")["content"]
     assert isinstance(content, str)
     return result, content
 

@@ -103,7 +103,7 @@ def make_session(
     store = AppStateStore(
         AppState(permission_context=ToolPermissionContext(mode=mode, **permissions))
     )
-    tools: list[Tool[Any]] = [TodoWrite(), EnterPlanMode(), ExitPlanMode(), AskUserQuestion()]
+    tools: list[Tool[Any, Any]] = [TodoWrite(), EnterPlanMode(), ExitPlanMode(), AskUserQuestion()]
     tools += [Read(), Write(), Edit()]
     options = ToolOptions(
         tools=ToolPool(tools), session_dir=session_dir, user_port=user, events=events

@@ -18,7 +18,7 @@ class IssueInput(ToolInput):
     title: str = Field(description="The issue title")
 
 
-class Remote(Tool[IssueInput]):
+class Remote(Tool[IssueInput, Any]):
     """A stand-in for an MCP tool: deferred unless told otherwise."""
 
     input_model = IssueInput
@@ -39,7 +39,7 @@ class Remote(Tool[IssueInput]):
         return ToolResult(f"made {input.title}")
 
 
-def remote_tools() -> list[Tool[Any]]:
+def remote_tools() -> list[Tool[Any, Any]]:
     return [
         Remote("mcp__jira__create_issue", "open a new ticket", "Creates a Jira issue."),
         Remote("mcp__github__list_issues", "browse issues in a repository", "Lists issues."),

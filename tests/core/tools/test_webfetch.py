@@ -144,7 +144,7 @@ async def fetch(
     validation = await tool.validate_input(input, ctx)
     assert validation.ok, validation.message
     result = await tool.call(input, ctx, lambda _progress: None)
-    block = tool.map_result_to_tool_result_block(result.data, "toolu_1")
+    block = tool.result_block(result, "toolu_1")
     content = block["content"]
     assert isinstance(content, str)
     assert block.get("is_error", False) == result.is_error
