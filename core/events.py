@@ -62,6 +62,9 @@ class ToolQueued(ToolEvent):
     input: Any
     summary: str
     concurrency_safe: bool
+    headline_field: str | None = None
+    """The input field that says most about the call (`Tool.headline_field`): a front end
+    shows it above the rest of the input."""
 
 
 @dataclass(slots=True, kw_only=True)

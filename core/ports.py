@@ -23,6 +23,8 @@ class ChangePreview:
 
     note: str
     lines: tuple[str, ...]
+    path: str = ""
+    """The file, as people read it (relative to the project when inside it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +45,8 @@ class PermissionRequest:
     """How much the call may do beyond the ordinary (the decision's own `risk`)."""
     preview: ChangePreview | None = None
     """For a file edit: the diff it would make, read by the engine (never by the UI)."""
+    command: str | None = None
+    """For a call that runs a shell command (its rule target is a command): the command."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -246,6 +246,9 @@ class Tool(Generic[InputT, OutputT]):
     is_mcp: bool = False
     cancels_siblings_on_error: bool = False
     """A failing call cancels the other such calls of its turn (shell commands chain)."""
+    headline_field: str | None = None
+    """The input field that says most about a call (a command, a path), which front ends
+    show above the rest of the input; None shows the input as it is."""
     subagents: SubagentAccess = "general-purpose"
     """Which sub-agents get the tool: "every" (Explore and Plan too: it reads, or asks),
     "general-purpose" only, or "none" (it belongs to the person's session)."""

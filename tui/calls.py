@@ -59,6 +59,8 @@ class CallRecord:
     concurrency_safe: bool
     queued_at: float
     turn: int
+    headline_field: str | None = None
+    """The input field the tool says tells most about the call (shown above the rest)."""
     parent: str | None = None
     """The Task call this call's sub-agent made it from."""
     state: CallState = "queued"
@@ -253,6 +255,7 @@ class CallBook:
             summary=self._relative(event.summary),
             input=event.input,
             concurrency_safe=event.concurrency_safe,
+            headline_field=event.headline_field,
             queued_at=event.at,
             turn=turn.index,
             parent=event.parent_tool_use_id,

@@ -33,6 +33,7 @@ from pydantic import ValidationError
 
 from ..access.decision import Allow, Ask, DecidedBy, Deny
 from ..access.sandbox_policy import SandboxPolicy, Unsandboxed
+from ..access.targets import CommandTarget
 from ..events import (
     PermissionAnswered,
     PermissionAsked,
@@ -362,6 +363,7 @@ class _CallRun:
             sandbox=decision.sandbox.describe() if decision.sandbox is not None else None,
             risk=decision.risk,
             preview=await self.preview(tool, parsed),
+            command=self.command_of(tool, parsed),
         )
         services.emit(PermissionAsked(request=request, **self.event_fields()))
         try:
@@ -399,6 +401,14 @@ class _CallRun:
             raise self.fail(
                 f"{tool.name} ran, but its result could not be read: {_described(error)}"
             ) from None
+
+    def command_of(self, tool: AnyTool, parsed: Any) -> str | None:
+        """The shell command the call runs, if its rules match commands (shown as code)."""
+        try:
+            target = tool.rule_target(parsed, self.context.cwd)
+        except Exception:
+            return None
+        return target.command if isinstance(target, CommandTarget) else None
 
     async def preview(self, tool: AnyTool, parsed: Any) -> ChangePreview | None:
         """The change an edit would make, read off the event loop (a big file, a slow disk).

@@ -159,6 +159,7 @@ class StreamingToolExecutor:
                 input=call.input,
                 summary=_summary(tracked),
                 concurrency_safe=classified.concurrency_safe,
+                headline_field=classified.tool.headline_field if classified.tool else None,
                 **self._event_fields(tracked),
             )
         )

@@ -152,6 +152,7 @@ class BashOutput:
 
 class Bash(Tool[BashInput, BashOutput]):
     name = "Bash"
+    headline_field = "command"
     subagents = "every"
     search_hint = "run shell commands in a terminal"
     input_model = BashInput

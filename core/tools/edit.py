@@ -118,6 +118,7 @@ class EditPlan:
 
 class Edit(Tool[EditInput, FileChange]):
     name = "Edit"
+    headline_field = "file_path"
     search_hint = "replace exact text in a file, modify code"
     input_model = EditInput
     description = "Replaces exact text in a file already read."

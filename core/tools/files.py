@@ -410,8 +410,9 @@ def edit_preview(file_path: str, old: str, new: str, replace_all: bool, cwd: Pat
     current = _preview_text(cwd / file_path) if file_path else None
     if current is not None and old and old in current:
         count = -1 if replace_all else 1
-        return ChangePreview("", preview_diff(current, current.replace(old, new, count), name))
-    return ChangePreview("", preview_diff(old, new, name))
+        after = current.replace(old, new, count)
+        return ChangePreview("", preview_diff(current, after, name), name)
+    return ChangePreview("", preview_diff(old, new, name), name)
 
 
 def write_preview(file_path: str, content: str, cwd: Path) -> ChangePreview:
@@ -421,5 +422,5 @@ def write_preview(file_path: str, content: str, cwd: Path) -> ChangePreview:
     if current is None:
         count = len(content.splitlines())
         note = f"new file, {count} line{'s' if count != 1 else ''}"
-        return ChangePreview(note, preview_diff("", content, name))
-    return ChangePreview("replaces the file", preview_diff(current, content, name))
+        return ChangePreview(note, preview_diff("", content, name), name)
+    return ChangePreview("replaces the file", preview_diff(current, content, name), name)

@@ -114,6 +114,7 @@ class GlobOutput:
 
 class GlobTool(Tool[GlobInput, GlobOutput]):
     name = "Glob"
+    headline_field = "pattern"
     subagents = "every"
     search_hint = "find files by name glob pattern"
     input_model = GlobInput

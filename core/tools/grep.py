@@ -188,6 +188,7 @@ class RgRun:
 
 class GrepTool(Tool[GrepInput, GrepOutput]):
     name = "Grep"
+    headline_field = "pattern"
     subagents = "every"
     search_hint = "search file contents regex ripgrep"
     input_model = GrepInput

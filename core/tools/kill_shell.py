@@ -45,6 +45,7 @@ class KillShellOutput:
 
 class KillShell(Tool[KillShellInput, KillShellOutput]):
     name = "KillShell"
+    headline_field = "shell_id"
     search_hint = "stop kill a background shell"
     input_model = KillShellInput
     description = "Stop a background shell"

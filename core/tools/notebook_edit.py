@@ -38,6 +38,7 @@ from pydantic import Field
 from ..access.paths import absolute
 from ..access.targets import PathTarget
 from ..file_state import ReadFileState
+from ..ports import ChangePreview
 from ..results import format_size
 from ..tool import (
     Progress,
@@ -54,8 +55,10 @@ from .files import (
     line_ending_of,
     not_regular_text,
     os_error_text,
+    preview_diff,
     record_current,
     relative_path_problem,
+    shown_path,
     to_line_ending,
     write_atomically,
 )
@@ -137,6 +140,7 @@ class NotebookPlan:
 
 class NotebookEdit(Tool[NotebookEditInput, NotebookChange]):
     name = "NotebookEdit"
+    headline_field = "notebook_path"
     search_hint = "edit jupyter notebook ipynb cell insert delete"
     input_model = NotebookEditInput
     description = "Replaces, inserts or deletes a cell of a Jupyter notebook."
@@ -166,6 +170,18 @@ class NotebookEdit(Tool[NotebookEditInput, NotebookChange]):
 
     def render(self, output: NotebookChange) -> ToolContent:
         return _summary(output)
+
+    def change_preview(self, input: NotebookEditInput, cwd: Path) -> ChangePreview | None:
+        """The cell as it is and as it would be, as a diff; a cell that cannot be read
+        shows as empty (the call itself reports why it cannot edit it)."""
+        name = shown_path(input.notebook_path, cwd)
+        cell = input.cell_id
+        note = f"{input.edit_mode} cell {cell}" if cell is not None else input.edit_mode
+        before = (
+            "" if input.edit_mode == "insert" else _cell_source(cwd / input.notebook_path, cell)
+        )
+        after = "" if input.edit_mode == "delete" else input.new_source or ""
+        return ChangePreview(note, preview_diff(before, after, name), name)
 
 
 def _input_problem(input: NotebookEditInput, cwd: Path) -> str | None:
@@ -326,6 +342,18 @@ def _apply(notebook: dict[str, Any], input: NotebookEditInput, path: Path) -> No
     return NotebookChange(
         path, "replace", index + 1, _id(cell), new_type, old_source, new_source, len(cells), cleared
     )
+
+
+def _cell_source(path: Path, cell_id: str | int | None) -> str:
+    """The source of one cell of the notebook at `path`; "" when it cannot be read."""
+    if cell_id is None:
+        return ""
+    try:
+        cells = json.loads(path.read_text(encoding="utf-8")).get("cells")
+        index = _find_cell(cells, cell_id)
+        return _text(cells[index]) if isinstance(index, int) else ""
+    except (OSError, ValueError, AttributeError, TypeError, IndexError):
+        return ""
 
 
 def _find_cell(cells: list[dict[str, Any]], cell_id: str | int) -> int | str:

@@ -139,6 +139,7 @@ cells).
 
 class Read(Tool[ReadInput, FileRead]):
     name = "Read"
+    headline_field = "file_path"
     subagents = "every"
     search_hint = "read file contents lines image pdf notebook"
     input_model = ReadInput

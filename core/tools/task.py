@@ -161,6 +161,7 @@ SUBAGENTS: ServiceKey[SubAgents] = ServiceKey("sub-agents")
 
 class Task(Tool[TaskInput, AgentRun | BackgroundStarted]):
     name = "Task"
+    headline_field = "description"
     subagents = "none"
     search_hint = "launch sub-agent explore plan parallel tasks"
     input_model = TaskInput

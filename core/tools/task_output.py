@@ -70,6 +70,7 @@ class TaskOutputData:
 
 class TaskOutput(Tool[TaskOutputInput, TaskOutputData]):
     name = "TaskOutput"
+    headline_field = "task_id"
     search_hint = "read background shell or agent output and status"
     input_model = TaskOutputInput
     description = "Read a background shell's or sub-agent's output and status"

@@ -142,6 +142,7 @@ class RedirectNotice:
 
 class WebFetch(Tool[WebFetchInput, FetchedPage | RedirectNotice]):
     name = "WebFetch"
+    headline_field = "url"
     subagents = "every"
     search_hint = "fetch web page url http content markdown"
     input_model = WebFetchInput

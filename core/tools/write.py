@@ -84,6 +84,7 @@ files (*.md, README) unless the user asks for them.
 
 class Write(Tool[WriteInput, FileChange]):
     name = "Write"
+    headline_field = "file_path"
     search_hint = "create or overwrite a file with new content"
     input_model = WriteInput
     description = "Creates a file, or replaces a file already read, with the given content."

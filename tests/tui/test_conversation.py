@@ -39,6 +39,7 @@ from core.events import (
     ToolQueued,
     ToolStarted,
 )
+from core.registry import all_base_tools
 from tui.calls import CallBook
 from tui.theme_vars import THEME_VARIABLE_DEFAULTS
 from tui.widgets.conversation import (
@@ -101,7 +102,12 @@ def queued(app: Host, tool_use_id: str, name: str, summary: str, tool_input: Any
         input=tool_input,
         summary=summary,
         concurrency_safe=True,
+        headline_field=HEADLINES.get(name),
     )
+
+
+HEADLINES = {tool.name: tool.headline_field for tool in all_base_tools()}
+"""What the real tools say their headline field is."""
 
 
 def shown(widget: Widget) -> str:

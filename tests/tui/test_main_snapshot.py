@@ -37,6 +37,7 @@ from core.events import (
     ToolStarted,
 )
 from core.ports import PermissionRequest
+from core.registry import all_base_tools
 from core.tools.todo_write import Todo
 from tui.app import ProctorApp
 from tui.calls import CallBook
@@ -126,6 +127,7 @@ def queued(
         input=inp,
         summary=summary,
         concurrency_safe=name in ("Read", "Grep"),
+        headline_field={tool.name: tool.headline_field for tool in all_base_tools()}.get(name),
     )
 
 

@@ -41,16 +41,6 @@ GLYPHS: dict[CallState, str] = {
 }
 STATE_CLASSES: tuple[str, ...] = tuple(f"-{state}" for state in GLYPHS)
 
-HEADLINE_KEYS: tuple[tuple[str, str], ...] = (
-    ("command", "$ "),
-    ("file_path", ""),
-    ("notebook_path", ""),
-    ("url", ""),
-    ("pattern", ""),
-)
-"""Input fields shown above the JSON, most telling first: the command a Bash call runs, the
-file an edit touches. The prefix marks a shell command as one."""
-
 
 def state_text(record: CallRecord) -> str:
     """The right-hand end of a call's line: what it is doing, or how long it took, and for
@@ -83,17 +73,16 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def describe_input(tool_input: Any) -> tuple[str, str]:
-    """The headline of a call's input (command or path) and the rest as pretty JSON."""
+def describe_input(tool_input: Any, headline_field: str | None = None) -> tuple[str, str]:
+    """The headline of a call's input (the field its tool names: a command, a path) and the
+    rest as pretty JSON. A shell command reads as one (`$ ...`)."""
     if not isinstance(tool_input, Mapping):
         return "", json.dumps(tool_input, indent=2, ensure_ascii=False, default=str)
     headline = ""
     rest = dict(tool_input)
-    for key, prefix in HEADLINE_KEYS:
-        value = rest.get(key)
-        if isinstance(value, str) and value:
-            headline = prefix + rest.pop(key)
-            break
+    value = rest.get(headline_field) if headline_field else None
+    if headline_field and isinstance(value, str) and value:
+        headline = ("$ " if headline_field == "command" else "") + rest.pop(headline_field)
     body = json.dumps(rest, indent=2, ensure_ascii=False, default=str) if rest else ""
     return headline, body
 
@@ -180,7 +169,7 @@ class ToolLineDetail(Vertical):
         super().__init__(classes=f"-{record.state}")
         self.record = record
         self._state: CallState = record.state
-        headline, body = describe_input(record.input)
+        headline, body = describe_input(record.input, record.headline_field)
         self.headline = Static(headline, markup=False, classes="input-headline")
         self.headline.display = bool(headline)
         self.body = Static(body, markup=False, classes="input-body")

@@ -15,7 +15,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_helpers import close_sessions, make_context, make_services, outcomes_of, text_of
+from engine_helpers import (
+    ScriptedPort,
+    close_sessions,
+    make_context,
+    make_services,
+    outcomes_of,
+    text_of,
+)
 from pydantic import ValidationError
 
 from core.abort import AbortController
@@ -420,3 +427,12 @@ async def test_output_bash_saves_itself_is_announced_like_any_persisted_result(p
     assert saved.tool_use_id == "toolu_big" and saved.path.is_file()
     assert saved.size_chars == 300000 == saved.path.stat().st_size
     assert str(saved.path) in text_of(outcome)
+
+
+async def test_the_permission_dialog_gets_the_command_from_the_engine(project: Path):
+    port = ScriptedPort()
+    context = make_context([TOOL], project)  # default mode: a write asks
+    services = make_services(permission_port=port)
+    await run_tool_use(ToolCall("toolu_ask", "Bash", {"command": "touch made"}), services, context)
+    (request,) = port.requests
+    assert request.command == "touch made" and request.preview is None

@@ -408,3 +408,35 @@ def test_the_tool_describes_itself(tmp_path: Path) -> None:
     assert not tool.is_read_only(input) and not tool.is_concurrency_safe(input)
     assert tool.input_json_schema()["required"] == ["notebook_path"]
     assert "Claude" not in tool.prompt(make_context([]).options)
+
+
+async def test_the_permission_dialog_gets_the_cell_it_would_change_as_a_diff(tmp_path: Path):
+    (tmp_path / "a.ipynb").write_text(json.dumps(jupyter_notebook()))
+    ctx = context(tmp_path)
+    port = ScriptedPort()
+    services = ExecutorServices(permission_port=port)
+    source = "import polars as pl"
+    path = str(tmp_path / "a.ipynb")
+    call = {"notebook_path": path, "cell_id": "load", "new_source": source}
+    await run_tool_use(ToolCall("toolu_1", "Read", {"file_path": path}), services, ctx)
+    edited = await run_tool_use(ToolCall("toolu_2", "NotebookEdit", call), services, ctx)
+    assert port.requests, text(edited)
+    preview = port.requests[-1].preview
+    assert preview is not None and preview.path == "a.ipynb"
+    assert preview.note == "replace cell load"
+    assert "-import pandas as pd" in preview.lines and f"+{source}" in preview.lines
+    tool, cwd = NotebookEdit(), tmp_path
+    inserted = tool.change_preview(
+        NotebookEditInput(
+            notebook_path=path, edit_mode="insert", cell_type="code", new_source="x = 1"
+        ),
+        cwd,
+    )
+    assert inserted is not None and [
+        line for line in inserted.lines if line[:1] in "+-" and not line.startswith(("+++", "---"))
+    ] == ["+x = 1"]
+    broken = tool.change_preview(
+        NotebookEditInput(notebook_path=str(tmp_path / "gone.ipynb"), cell_id=1, new_source="y"),
+        cwd,
+    )
+    assert broken is not None and "+y" in broken.lines
