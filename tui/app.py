@@ -10,6 +10,12 @@ anthropic SDK take over a second to import), reads the settings, asks about trus
 project brings its own settings or hooks, assembles the session, then (in the demo) sends
 the scenario's prompt. So the first frame never waits for any of it, and this module
 imports only what drawing needs; engine modules are imported where they are used.
+
+The app is one class in layers, because Textual looks for actions, handlers and bindings on
+the app itself: `AppBase` (app_base.py: the shared state, the main screen's widgets) under
+`KeyActions` (keys.py: the keys and what they do) under `ProctorApp` here (the session, its
+turns and its events). The command palette's entries are in palette.py, what the app is
+launched with and the start-up work off the message loop in launch.py.
 """
 
 from __future__ import annotations
@@ -19,91 +25,45 @@ import contextlib
 import time
 from collections import deque
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual import work
-from textual.app import App, SystemCommand
-from textual.binding import Binding
+from textual.app import SystemCommand
 from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.timer import Timer
 
-from core.access.modes import MODE_LABELS
 from core.agent.events import TurnEnded
 from core.events import EngineEvent, ModeChanged
 from themes import APP_STYLESHEET
 
 from .bridge import EventBridge
 from .calls import CallBook
+from .keys import KeyActions
+from .launch import LaunchOptions as LaunchOptions  # where callers have always found it
+from .launch import prepare, sandbox_missing
+from .palette import palette_commands
 from .screens.main import MAIN_SCREEN_STYLESHEET, MainScreen
 from .theme_vars import THEME_VARIABLE_DEFAULTS
 from .theming import register_themes, resolve_theme_name
 from .turn_events import TurnStarted
-from .widgets.conversation import Conversation
 from .widgets.prompt_input import PromptInput
 from .widgets.status_bar import StatusBar
-from .widgets.todos import TodoList
-from .widgets.tool_queue import ToolQueue
 
 if TYPE_CHECKING:
     from core.agent.live import LiveSession, PreparedSession
-    from core.agent.model import ModelClient
-    from core.agent.options import SessionOptions
-    from core.permissions.session_sandbox import SessionSandbox
 
     from .ports import DialogPorts
 
 
-def _prepare(session: PreparedSession | SessionOptions) -> PreparedSession | str:
-    """Runs on a thread: imports the engine and reads settings. A string says why the
-    session cannot start (no such session to resume, a broken scenario)."""
-    import anthropic  # noqa: F401
+class ProctorApp(KeyActions):
+    """The app; its keys and what they do are `KeyActions` (keys.py)."""
 
-    import core.agent.demo  # noqa: F401
-    from core.agent.live import PreparedSession, prepare_session
-    from core.agent.scenario import ScenarioError
-    from core.agent.sessions import SessionNotFound
-
-    if isinstance(session, PreparedSession):
-        return session
-    try:
-        return prepare_session(session)
-    except (ScenarioError, SessionNotFound) as error:
-        return str(error)
-    except OSError as error:  # the data directory cannot be written, say
-        return f"the session cannot be set up: {error}"
-
-
-@dataclass(frozen=True, slots=True)
-class LaunchOptions:
-    session: PreparedSession | SessionOptions
-    """What to run: options (read and checked once the screen is up) or a prepared session."""
-    theme: str | None = None
-    trust: bool = False
-    """--trust: trust the project without asking."""
-    first_prompt: str | None = None
-    """Sent as soon as the session is open."""
-    play_demo: bool = False
-    """Send the demo scenario's own prompt (unless carrying on a session)."""
-    model: ModelClient | None = None
-    """A model to use instead of the one settings name (tests)."""
-
-
-class ProctorApp(App[int]):
     TITLE = "proctor"
     # The main screen is the default screen, drawn in the very first frame; a default screen's
     # own CSS_PATH is not loaded (only pushed screens' are), so the app loads it.
     CSS_PATH = [APP_STYLESHEET, MAIN_SCREEN_STYLESHEET]
-    BINDINGS = [
-        Binding("shift+tab", "cycle_mode", "Mode", priority=True),
-        Binding("escape", "interrupt", "Interrupt"),
-        Binding("ctrl+o", "saved_outputs", "Saved output"),
-        Binding("ctrl+t", "toggle_todos", "Todos"),
-        Binding("f1", "help", "Help"),
-        Binding("ctrl+q", "quit", "Quit", priority=True),
-    ]
 
     def __init__(self, options: LaunchOptions) -> None:
         super().__init__()
@@ -150,7 +110,7 @@ class ProctorApp(App[int]):
     async def start_session(self) -> None:
         for note in self.theme_problems:
             self.conversation.add_notice(note, "warning")
-        prepared = await asyncio.to_thread(_prepare, self.options.session)
+        prepared = await asyncio.to_thread(prepare, self.options.session)
         if isinstance(prepared, str):
             # Nothing has started yet: leave the screen and say why, like a bad argument.
             self.exit(return_code=2, message=f"proctor: {prepared}")
@@ -188,7 +148,7 @@ class ProctorApp(App[int]):
         await live.sandbox.support()  # probed on a thread since the session opened
         self.status_bar.sandbox = live.sandbox.status()
         if not live.sandbox.known_support.available:
-            self.conversation.add_notice(_sandbox_missing(live.sandbox), "warning")
+            self.conversation.add_notice(sandbox_missing(live.sandbox), "warning")
         self.status_bar.model = self.live.model.model
         self.status_bar.mode = self.live.mode
         if prepared.history:
@@ -248,10 +208,6 @@ class ProctorApp(App[int]):
         except SettingsWriteError as error:
             self.conversation.add_notice(f"{error} (allowed for this session only)", "error")
             return cwd
-
-    async def action_quit(self) -> None:
-        await self.shutdown()
-        self.exit(0)
 
     async def shutdown(self) -> None:
         """Stop the turn, the shells and the sub-agents; close the transcript."""
@@ -398,128 +354,8 @@ class ProctorApp(App[int]):
         for bar in screen.query(StatusBar):  # none while the screen is built or torn down
             bar.activity = " · ".join(parts)
 
-    # -- keys -----------------------------------------------------------------------------------
-
-    def action_cycle_mode(self) -> None:
-        if self.live is None:
-            self.notify("The session is still starting.", severity="warning")
-            return
-        mode = self.live.cycle_mode()
-        self.status_bar.mode = mode  # at once, without waiting for the event's frame
-
-    def set_mode(self, mode: Any) -> None:
-        if self.live is not None:
-            self.status_bar.mode = self.live.set_mode(mode)
-
-    def action_interrupt(self) -> None:
-        if self.live is not None and self.live.loop.running:
-            self.live.interrupt()
-            self.notify("Interrupted: the running calls are being stopped.")
-
-    def action_saved_outputs(self) -> None:
-        from .screens.outputs import SavedOutputsScreen
-
-        self.push_screen(SavedOutputsScreen(self.saved_output_entries))
-
-    def saved_output_entries(self) -> list[Any]:
-        from .saved_entries import saved_output_entries
-
-        if self.prepared is None:
-            return []
-        return saved_output_entries(self.prepared.session.directory, self.book)
-
-    def on_tool_queue_call_selected(self, message: ToolQueue.CallSelected) -> None:
-        """Enter on a queue row: its saved or still-streaming output, if it has one."""
-        record = self.book.calls.get(message.tool_use_id)
-        if record is None:
-            return
-        from .saved_entries import resolved
-
-        wanted = {resolved(record.persisted), resolved(record.spool)} - {None}
-        entry = next((e for e in self.saved_output_entries() if resolved(e.path) in wanted), None)
-        if entry is None:
-            self.notify(f"{record.tool_name} {record.summary}: no saved output to show.")
-            return
-        from .screens.viewer import OutputViewerScreen
-
-        self.push_screen(OutputViewerScreen(entry))
-
-    def action_toggle_todos(self) -> None:
-        self.todo_list.toggle_class("-hidden")
-
-    def action_help(self) -> None:
-        from .screens.help import HelpScreen
-
-        self.push_screen(HelpScreen())
+    # -- the command palette: its entries are in palette.py ------------------------------------
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        if self.live is not None:
-            for mode in self._reachable_modes():
-                yield SystemCommand(
-                    f"Mode: {MODE_LABELS[mode]}",
-                    f"Switch the permission mode to {MODE_LABELS[mode]}",
-                    lambda mode=mode: self.set_mode(mode),
-                )
-        yield SystemCommand(
-            "Saved outputs", "Browse tool results saved to disk", self.action_saved_outputs
-        )
-        yield SystemCommand("Todos", "Show or hide the todo list", self.action_toggle_todos)
-        yield SystemCommand("Sessions", "This project's sessions", self.action_sessions)
-
-    def _reachable_modes(self) -> list[Any]:
-        assert self.live is not None
-        modes = list(self.live.mode_cycle)
-        if not self.live.context.permission_context.bypass_available:
-            modes = [m for m in modes if m != "bypassPermissions"]
-        return modes
-
-    def action_sessions(self) -> None:
-        from .screens.sessions import SessionsScreen
-
-        self.push_screen(SessionsScreen(self.prepared.cwd if self.prepared else Path.cwd()))
-
-    # -- the main screen's widgets ----------------------------------------------------------------
-
-    @property
-    def main_screen(self) -> MainScreen | None:
-        for screen in self.screen_stack:
-            if isinstance(screen, MainScreen):
-                return screen
-        return None
-
-    def _widget(self, selector: str, kind: type[Any]) -> Any:
-        screen = self.main_screen
-        assert screen is not None
-        return screen.query_one(selector, kind)
-
-    @property
-    def conversation(self) -> Conversation:
-        return self._widget("#conversation", Conversation)  # type: ignore[no-any-return]
-
-    @property
-    def tool_queue(self) -> ToolQueue:
-        return self._widget("#queue", ToolQueue)  # type: ignore[no-any-return]
-
-    @property
-    def todo_list(self) -> TodoList:
-        return self._widget("#todos", TodoList)  # type: ignore[no-any-return]
-
-    @property
-    def status_bar(self) -> StatusBar:
-        return self._widget("#status", StatusBar)  # type: ignore[no-any-return]
-
-    @property
-    def prompt_input(self) -> PromptInput:
-        return self._widget("#prompt", PromptInput)  # type: ignore[no-any-return]
-
-
-def _sandbox_missing(sandbox: SessionSandbox) -> str:
-    """Said once at start: no sandbox, what that means, and what the settings make of it."""
-    status = sandbox.status().removeprefix("sandbox: ")
-    if sandbox.settings.enabled and sandbox.settings.fail_if_unavailable:
-        return f"The sandbox is {status}: commands will not run at all (failIfUnavailable)."
-    return (
-        f"The sandbox is {status}. Commands the analysis judges read-only run without it, "
-        "as before; set sandbox.failIfUnavailable to refuse them instead."
-    )
+        yield from palette_commands(self)

@@ -16,12 +16,13 @@ Why it is shaped this way:
 - Risk is the decision's own (`PermissionRequest.risk`, set by the decision chain where it
   decides): high for what reaches outside the project, touches protected or critical paths,
   leaves the sandbox, or a shell command the analysis could not read. It colours the border.
+- The keys, the "no" that asks what to do instead, esc, and the moment after it appears in
+  which no approval counts are `ChoiceDialog`'s (choices.py), shared with the plan dialog.
 """
 
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -35,13 +36,14 @@ from textual.binding import Binding, BindingType
 from textual.color import Color, ColorParseError
 from textual.containers import Vertical, VerticalScroll
 from textual.css.query import NoMatches
-from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from core.access.decision import DeciderKind
 from core.ports import Approve, PermissionRequest, Reject
 from core.tools.files import preview_diff, shown_path
+
+from .choices import ChoiceDialog, choice_label
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +81,7 @@ def why_words(request: PermissionRequest) -> str:
     return f"Asked by {_KIND_WORDS[by.kind]}: {by.detail}."
 
 
-class PermissionScreen(ModalScreen[PermissionChoice]):
+class PermissionScreen(ChoiceDialog[PermissionChoice]):
     """Asks whether one tool call may run; dismisses with a `PermissionChoice`."""
 
     CSS_PATH = "permission.tcss"
@@ -91,16 +93,12 @@ class PermissionScreen(ModalScreen[PermissionChoice]):
         Binding("A", "choose('all')", "Allow all"),
         Binding("escape", "escape", "No"),
     ]
-
-    approve_delay_s: ClassVar[float] = 0.5
-    """Approvals are refused this long after the dialog appears: the person may still be
-    typing a prompt (an "a" or an enter) when it pops up. No and esc work at once."""
+    DECLINE = "reject"
 
     def __init__(
         self, request: PermissionRequest, *, cwd: Path, position: int = 1, waiting: int = 1
     ) -> None:
         super().__init__()
-        self._shown_at = time.monotonic()
         self.request = request
         self.cwd = cwd
         self.position = position
@@ -129,11 +127,8 @@ class PermissionScreen(ModalScreen[PermissionChoice]):
             yield OptionList(id="choices")
             yield Input(placeholder="tell the agent what to do instead", id="feedback")
 
-    def on_mount(self) -> None:
-        self._shown_at = time.monotonic()
-        self.query_one("#feedback", Input).cursor_blink = not self.app.is_headless
+    def on_mount(self) -> None:  # then ChoiceDialog.on_mount focuses the filled choices
         self._fill_choices()
-        self.query_one("#choices", OptionList).focus()
         # Highlighting and diff colours come from the theme: redraw them when it changes.
         self.watch(self.app, "theme", self._theme_changed, init=False)
 
@@ -234,37 +229,35 @@ class PermissionScreen(ModalScreen[PermissionChoice]):
         return self.request.tool_name == "Bash"
 
     def _fill_choices(self) -> None:
-        options: list[Option] = [Option(self._label("y", "Yes"), id="once")]
+        options: list[Option] = [Option(choice_label("y", "Yes"), id="once")]
         if self.rule is not None:
-            label = self._label("a", "Yes, and don't ask again for ")
+            label = choice_label("a", "Yes, and don't ask again for ")
             label.append(self.rule, style="bold")
             options.append(Option(label, id="always"))
         if self.rule is not None:
-            label = self._label("s", "Yes, for this session: ")
+            label = choice_label("s", "Yes, for this session: ")
             label.append(self.rule, style="bold")
             options.append(Option(label, id="session"))
         elif not self._whole_shell:
             tool = self.request.tool_name
             options.append(
-                Option(self._label("s", f"Yes, for this session (every {tool} call)"), id="session")
+                Option(
+                    choice_label("s", f"Yes, for this session (every {tool} call)"), id="session"
+                )
             )
         # A command with no narrow rule to keep gets no session-wide yes: it would be every
         # command.
         options.append(
-            Option(self._label("n", "No, and tell the agent what to do instead"), id="reject")
+            Option(choice_label("n", "No, and tell the agent what to do instead"), id="reject")
         )
         if self.waiting > 1:
             options.append(
-                Option(self._label("A", f"Allow all {self.waiting} waiting calls, once"), id="all")
+                Option(choice_label("A", f"Allow all {self.waiting} waiting calls, once"), id="all")
             )
         choices = self.query_one("#choices", OptionList)
         highlighted = choices.highlighted
         choices.set_options(options)
         choices.highlighted = min(highlighted or 0, len(options) - 1)
-
-    @staticmethod
-    def _label(key: str, words: str) -> Text:
-        return Text.assemble((f" {key} ", "bold reverse"), "  ", words)
 
     # --- live updates ----------------------------------------------------------------------
 
@@ -294,11 +287,7 @@ class PermissionScreen(ModalScreen[PermissionChoice]):
                 return False
         return True
 
-    def action_choose(self, choice: str) -> None:
-        if choice != "reject" and time.monotonic() < self._shown_at + self.approve_delay_s:
-            # Keys typed for the prompt as the dialog appeared must not approve anything.
-            self.app.bell()
-            return
+    def _approve(self, choice: str) -> None:
         if choice == "once":
             self.dismiss(Approve("once"))
         elif choice == "always" and self.rule is not None:
@@ -307,24 +296,6 @@ class PermissionScreen(ModalScreen[PermissionChoice]):
             self.dismiss(Approve("session", rule=self.rule or self.request.tool_name))
         elif choice == "all" and self.waiting > 1:
             self.dismiss(ApproveAll())
-        elif choice == "reject":
-            feedback = self.query_one("#feedback", Input)
-            feedback.add_class("-shown")
-            feedback.focus()
 
-    def action_escape(self) -> None:
-        feedback = self.query_one("#feedback", Input)
-        if feedback.has_class("-shown"):
-            feedback.remove_class("-shown")
-            self.query_one("#choices", OptionList).focus()
-        else:
-            self.dismiss(Reject())
-
-    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        event.stop()
-        if event.option_id is not None:
-            self.action_choose(event.option_id)
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        self.dismiss(Reject(feedback=event.value.strip() or None))
+    def _decline(self, feedback: str) -> PermissionChoice:
+        return Reject(feedback=feedback or None)

@@ -4,13 +4,13 @@ Why it is shaped this way: the answer is the engine's own closed `PlanAnswer`
 (`PlanApproved(mode) | KeepPlanning(feedback)`), so the screen adds no type of its own. The
 plan is markdown the model wrote, so it is rendered with Textual's `Markdown` in its own
 scroll and the three choices stay visible below it. The prompts the plan asks for ("run
-tests") are listed, because approving the plan grants them. Keeping on planning asks for
-feedback in place (an `Input` that appears under the choices) rather than a second screen.
+tests") are listed, because approving the plan grants them. Keeping on planning is the
+dialog's "no": like the permission dialog's, it asks for feedback in place, and both take
+their keys, feedback box and esc from `ChoiceDialog` (choices.py).
 """
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import ClassVar
 
@@ -18,11 +18,12 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Input, Markdown, OptionList, Static
 from textual.widgets.option_list import Option
 
 from core.ports import KeepPlanning, PlanAnswer, PlanApproved, PlanRequest
+
+from .choices import ChoiceDialog, choice_label
 
 
 def shown_plan_path(path: Path) -> str:
@@ -33,7 +34,7 @@ def shown_plan_path(path: Path) -> str:
         return str(path)
 
 
-class PlanScreen(ModalScreen[PlanAnswer]):
+class PlanScreen(ChoiceDialog[PlanAnswer]):
     """Shows a plan; dismisses with `PlanApproved(mode)` or `KeepPlanning(feedback)`."""
 
     CSS_PATH = "plan.tcss"
@@ -43,13 +44,10 @@ class PlanScreen(ModalScreen[PlanAnswer]):
         Binding("3", "choose('keep')", "Keep planning"),
         Binding("escape", "escape", "Keep planning"),
     ]
-
-    approve_delay_s: ClassVar[float] = 0.5
-    """Approvals are refused this long after the dialog appears (see PermissionScreen)."""
+    DECLINE = "keep"
 
     def __init__(self, request: PlanRequest) -> None:
         super().__init__()
-        self._shown_at = time.monotonic()
         self.request = request
 
     def compose(self) -> ComposeResult:
@@ -66,49 +64,20 @@ class PlanScreen(ModalScreen[PlanAnswer]):
                 asks = "; ".join(f"{p.prompt} ({p.tool})" for p in request.allowed_prompts)
                 yield Static(Text(f"The plan asks to: {asks}"), id="prompts")
             yield OptionList(
-                Option(_label("1", "Approve, and accept edits"), id="accept"),
-                Option(_label("2", "Approve, and ask before each edit"), id="default"),
-                Option(_label("3", "Keep planning, and tell the agent what to change"), id="keep"),
+                Option(choice_label("1", "Approve, and accept edits"), id="accept"),
+                Option(choice_label("2", "Approve, and ask before each edit"), id="default"),
+                Option(
+                    choice_label("3", "Keep planning, and tell the agent what to change"), id="keep"
+                ),
                 id="choices",
             )
             yield Input(placeholder="what should the plan change?", id="feedback")
 
-    def on_mount(self) -> None:
-        self._shown_at = time.monotonic()
-        self.query_one("#feedback", Input).cursor_blink = not self.app.is_headless
-        self.query_one("#choices", OptionList).focus()
-
-    def action_choose(self, choice: str) -> None:
-        if choice != "keep" and time.monotonic() < self._shown_at + self.approve_delay_s:
-            # Keys typed for the prompt as the dialog appeared must not approve the plan.
-            self.app.bell()
-            return
+    def _approve(self, choice: str) -> None:
         if choice == "accept":
             self.dismiss(PlanApproved("acceptEdits"))
         elif choice == "default":
             self.dismiss(PlanApproved("default"))
-        else:
-            feedback = self.query_one("#feedback", Input)
-            feedback.add_class("-shown")
-            feedback.focus()
 
-    def action_escape(self) -> None:
-        feedback = self.query_one("#feedback", Input)
-        if feedback.has_class("-shown"):
-            feedback.remove_class("-shown")
-            self.query_one("#choices", OptionList).focus()
-        else:
-            self.dismiss(KeepPlanning(""))
-
-    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        event.stop()
-        if event.option_id is not None:
-            self.action_choose(event.option_id)
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        self.dismiss(KeepPlanning(event.value.strip()))
-
-
-def _label(key: str, words: str) -> Text:
-    return Text.assemble((f" {key} ", "bold reverse"), "  ", words)
+    def _decline(self, feedback: str) -> PlanAnswer:
+        return KeepPlanning(feedback)

@@ -1,0 +1,43 @@
+"""proctor's entries in the command palette (ctrl+p), after Textual's own.
+
+Why it is shaped this way: they are system commands (`App.get_system_commands`), so they
+are listed as soon as the palette opens and are found by the same fuzzy search as Textual's
+theme and quit commands. Each one runs an action the keys run too (keys.py), so a key and
+its palette entry cannot drift apart; the mode entries exist only once the session is open,
+and only for the modes the mode key would reach.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from textual.app import SystemCommand
+
+from core.access.modes import MODE_LABELS
+
+from .keys import KeyActions
+
+
+def palette_commands(app: KeyActions) -> Iterator[SystemCommand]:
+    if app.live is not None:
+        for mode in _reachable_modes(app):
+            yield SystemCommand(
+                f"Mode: {MODE_LABELS[mode]}",
+                f"Switch the permission mode to {MODE_LABELS[mode]}",
+                lambda mode=mode: app.set_mode(mode),
+            )
+    yield SystemCommand(
+        "Saved outputs", "Browse tool results saved to disk", app.action_saved_outputs
+    )
+    yield SystemCommand("Todos", "Show or hide the todo list", app.action_toggle_todos)
+    yield SystemCommand("Sessions", "This project's sessions", app.action_sessions)
+
+
+def _reachable_modes(app: KeyActions) -> list[Any]:
+    """The mode cycle's modes, less bypassPermissions unless the session was started with it."""
+    assert app.live is not None
+    modes = list(app.live.mode_cycle)
+    if not app.live.context.permission_context.bypass_available:
+        modes = [m for m in modes if m != "bypassPermissions"]
+    return modes
