@@ -36,6 +36,7 @@ from core.ports import (
 from core.settings import load_settings
 from core.tools.edit import Edit
 from core.tools.files import edit_preview, write_preview
+from core.tools.notebook_edit import NotebookEdit
 from tui.screens.help import HelpScreen
 from tui.screens.permission import ApproveAll, PermissionScreen, risk_of
 from tui.screens.plan import PlanScreen
@@ -96,6 +97,7 @@ def bash_request(suggestions: tuple[str, ...] = ("Bash(npm test:*)",)) -> Permis
         message="The command runs `npm`, which this check does not treat as read-only.",
         decided_by=DecidedBy("analysis", "the command runs `npm`"),
         suggestions=suggestions,
+        command="npm test -- --watch=false",  # as the engine sets it from the rule target
     )
 
 
@@ -210,7 +212,13 @@ async def test_highlighting_follows_the_theme():
 async def test_a_long_command_scrolls_and_the_choices_stay_on_screen():
     command = "\n".join(f"echo line {n}" for n in range(200))
     request = PermissionRequest(
-        "toolu_9", "Bash", {"command": command}, "echo", "Long.", DecidedBy("default", "")
+        "toolu_9",
+        "Bash",
+        {"command": command},
+        "echo",
+        "Long.",
+        DecidedBy("default", ""),
+        command=command,
     )
     dialog = PermissionScreen(request, cwd=Path("/project"))
     app = Host(dialog)
@@ -222,19 +230,22 @@ async def test_a_long_command_scrolls_and_the_choices_stay_on_screen():
         assert choices.region.bottom <= SIZE[1]
 
 
-async def test_notebook_edit_shows_the_cell_source():
+async def test_notebook_edit_shows_the_cell_it_would_write():
+    input = {"notebook_path": "/project/a.ipynb", "cell_id": 3, "new_source": "x = compute()"}
+    tool = NotebookEdit()
     request = PermissionRequest(
         "toolu_8",
         "NotebookEdit",
-        {"notebook_path": "/project/a.ipynb", "cell_id": 3, "new_source": "x = compute()"},
+        input,
         "a.ipynb",
         "NotebookEdit would change /project/a.ipynb.",
         DecidedBy("default", "no rule allows it"),
+        preview=tool.change_preview(tool.parse_input(input), Path("/project")),
     )
     dialog = PermissionScreen(request, cwd=Path("/project"))
     app = Host(dialog)
     async with app.run_test(size=SIZE):
-        assert dialog.query_one("#cell", Static).content.code == "x = compute()"
+        assert "+x = compute()" in text_of(dialog, "#diff")
         assert text_of(dialog, "#path") == "a.ipynb  (replace cell 3)"
 
 
@@ -301,12 +312,14 @@ def test_write_diff_new_file_and_existing_file(project: Path):
     assert "+print('hi')" in preview.lines and "-def greet(name):" in preview.lines
 
 
-def test_without_a_preview_the_dialog_shows_the_strings_and_reads_no_file(project: Path):
-    """The UI thread never opens the file: with no preview from the engine, the strings."""
+async def test_without_a_preview_the_dialog_shows_the_input_and_reads_no_file(project: Path):
+    """The UI thread never opens the file: with no preview from the engine, the input."""
     request = edit_request(str(project / "src" / "greet.py"), "name", "who")
-    note, lines = PermissionScreen(request, cwd=project)._file_view
-    assert note == "" and lines[-2:] == ["-name", "+who"]
-    assert not any("def greet" in line for line in lines)
+    dialog = PermissionScreen(request, cwd=project)
+    async with Host(dialog).run_test(size=SIZE):
+        shown = json.loads(dialog.query_one("#json", Static).content.code)
+        assert shown["old_string"] == "name" and shown["new_string"] == "who"
+        assert "def greet" not in dialog.query_one("#json", Static).content.code
 
 
 async def test_other_tools_show_their_input_as_json_and_a_sub_agent_label():

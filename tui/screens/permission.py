@@ -7,8 +7,9 @@ Why it is shaped this way:
   which only the front end can mean because only it knows what else is waiting. The app turns
   `ApproveAll` into one `Approve("once")` per waiting request.
 - The input is shown as the person needs to judge it, not as JSON: a shell command
-  highlighted, an edit or a write as the unified diff the engine worked out before asking
-  (`PermissionRequest.preview`: the UI thread never reads the file), anything else as JSON.
+  highlighted (`PermissionRequest.command`), a file change as the unified diff the tool
+  worked out before asking (`PermissionRequest.preview`: the UI thread never reads the
+  file), anything else as JSON. Nothing here knows a tool by its name.
 - The input scrolls on its own (`VerticalScroll` with a height cap) so the choices stay on
   screen however long a command or diff is.
 - "1 of N" is live: the app calls `set_waiting` when more calls start waiting, and the
@@ -24,7 +25,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
 from typing import ClassVar, Literal
 
@@ -41,7 +41,7 @@ from textual.widgets.option_list import Option
 
 from core.access.decision import DeciderKind
 from core.ports import Approve, PermissionRequest, Reject
-from core.tools.files import preview_diff, shown_path
+from core.tools.files import shown_path
 
 from .choices import ChoiceDialog, choice_label
 
@@ -149,43 +149,21 @@ class PermissionScreen(ChoiceDialog[PermissionChoice]):
         return title
 
     def _input_widgets(self) -> ComposeResult:
-        name, input = self.request.tool_name, self.request.input
-        if name == "Bash" and isinstance(input.get("command"), str):
-            yield Static(self._syntax(input["command"], "bash"), id="command")
-            if description := input.get("description"):
+        """What the call would do, as the engine described it in the request: the command it
+        runs, the diff it would make, or else its input. No tool is known here by name, so a
+        new tool needs nothing here."""
+        request = self.request
+        if request.command is not None:
+            yield Static(self._syntax(request.command, "bash"), id="command")
+            if description := request.input.get("description"):
                 yield Static(Text(str(description)), id="description")
-        elif name == "Edit" and "old_string" in input:
-            yield self._path_line(str(input.get("file_path", "")))
-            yield Static(self._diff_text(self._file_view[1]), id="diff")
-        elif name == "Write" and "content" in input:
-            note, lines = self._file_view
-            yield self._path_line(str(input.get("file_path", "")), note)
-            yield Static(self._diff_text(lines), id="diff")
-        elif name == "NotebookEdit":
-            path = str(input.get("notebook_path", ""))
-            mode, cell = input.get("edit_mode", "replace"), input.get("cell_id")
-            yield self._path_line(path, f"{mode} cell {cell}" if cell is not None else mode)
-            source = str(input.get("new_source") or "")
-            language = "markdown" if input.get("cell_type") == "markdown" else "python"
-            yield Static(self._syntax(source, language), id="cell")
+        elif request.preview is not None:
+            preview = request.preview
+            yield self._path_line(preview.path, preview.note)
+            yield Static(self._diff_text(list(preview.lines)), id="diff")
         else:
-            text = json.dumps(dict(input), indent=2, ensure_ascii=False, default=str)
+            text = json.dumps(dict(request.input), indent=2, ensure_ascii=False, default=str)
             yield Static(self._syntax(text, "json"), id="json")
-
-    @cached_property
-    def _file_view(self) -> tuple[str, list[str]]:
-        """The note and diff of an Edit or Write, worked out once: a theme change redraws
-        the dialog and must not read the file again (it may have changed meanwhile)."""
-        preview = self.request.preview
-        if preview is not None:
-            return preview.note, list(preview.lines)
-        # No preview from the engine: the strings themselves, never the file read here.
-        input = self.request.input
-        name = shown_path(str(input.get("file_path", "")), self.cwd)
-        if self.request.tool_name == "Write":
-            return "", list(preview_diff("", str(input.get("content", "")), name))
-        old, new = str(input.get("old_string", "")), str(input.get("new_string", ""))
-        return "", list(preview_diff(old, new, name))
 
     def _path_line(self, path: str, note: str = "") -> Static:
         line = Text(shown_path(path, self.cwd), style="bold")
@@ -226,7 +204,7 @@ class PermissionScreen(ChoiceDialog[PermissionChoice]):
 
     @property
     def _whole_shell(self) -> bool:
-        return self.request.tool_name == "Bash"
+        return self.request.command is not None
 
     def _fill_choices(self) -> None:
         options: list[Option] = [Option(choice_label("y", "Yes"), id="once")]
