@@ -167,6 +167,22 @@ class ToolCancelled(ToolEvent):
 
 
 @dataclass(slots=True, kw_only=True)
+class HookRan(EngineEvent):
+    """Hooks of one event had something to say: a decision, changed input, context for the
+    model, a message, a stop. Kept in the transcript, so that "why was this asked?" has an
+    answer there too; a hook that matched nothing or said nothing emits none."""
+
+    kind: ClassVar[str] = "hook"
+    hook_event: str
+    """PreToolUse, PostToolUse, PostToolUseFailure, UserPromptSubmit, SessionStart, Stop."""
+    outcome: Any
+    """What they decided (`core.hooks`: PreToolUseOutcome, PostToolUseOutcome,
+    EventHookOutcome)."""
+    tool_use_id: str | None = None
+    tool_name: str | None = None
+
+
+@dataclass(slots=True, kw_only=True)
 class TodosChanged(EngineEvent):
     """The agent's todo list was replaced (TodoWrite)."""
 

@@ -23,9 +23,10 @@ from .. import __version__
 from ..access.context import PermissionMode
 from ..access.modes import DEFAULT_CYCLE, cycle_mode, switch_mode
 from ..app_state import AppState, AppStateStore
-from ..events import EventSink, ModeChanged, TodosChanged
+from ..events import EventSink, HookRan, ModeChanged, TodosChanged
 from ..executor import ExecutorServices
 from ..hook_runner import CommandHookRunner
+from ..hooks import NO_EVENT_OUTCOME
 from ..permissions.audit import AuditLog
 from ..permissions.decide import DecisionChain
 from ..permissions.session_sandbox import SANDBOX, SessionSandbox, hook_files
@@ -278,6 +279,8 @@ async def open_session(
         )
         notes += began.messages
         started_context = "\n".join(began.additional_context)
+        if began != NO_EVENT_OUTCOME:
+            events(HookRan(hook_event="SessionStart", outcome=began))
     loop = AgentLoop(
         model,
         services,

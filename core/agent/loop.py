@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..abort import AbortController, AbortSignal
-from ..events import EventSink
+from ..events import EventSink, HookRan
 from ..executor import ExecutorServices, ResultUpdate, ToolCall, ToolCallOutcome
 from ..executor.calls import cancel_message, cancelled_outcome, error_block
 from ..executor.streaming import StreamingToolExecutor
@@ -212,6 +212,8 @@ class AgentLoop:
         outcome: EventHookOutcome = await run_event(event, payload)
         for message in outcome.messages:
             self.services.emit(HookNotice(text=message))
+        if outcome != NO_EVENT_OUTCOME:
+            self.services.emit(HookRan(hook_event=event, outcome=outcome))
         return outcome
 
     # -- one request, retried ----------------------------------------------------------------

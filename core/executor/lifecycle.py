@@ -35,6 +35,7 @@ from ..access.decision import Allow, Ask, DecidedBy, Deny
 from ..access.sandbox_policy import SandboxPolicy, Unsandboxed
 from ..access.targets import CommandTarget
 from ..events import (
+    HookRan,
     PermissionAnswered,
     PermissionAsked,
     ResultPersisted,
@@ -313,10 +314,24 @@ class _CallRun:
         except Exception as error:  # a guard that could not run: the call asks
             message = f"A PreToolUse hook failed ({error}), so the call asks instead."
             self.notice("error", message)
-            return PreToolUseOutcome(permission="ask", reason=message, source="PreToolUse hooks")
+            pre = PreToolUseOutcome(permission="ask", reason=message, source="PreToolUse hooks")
+            self.hook_ran("PreToolUse", pre)
+            return pre
         for message in pre.messages:
             self.notice("info", message)
+        if pre != NO_PRE_OUTCOME:
+            self.hook_ran("PreToolUse", pre)
         return pre
+
+    def hook_ran(self, hook_event: str, outcome: Any) -> None:
+        self.services.emit(
+            HookRan(
+                hook_event=hook_event,
+                outcome=outcome,
+                tool_use_id=self.call.id,
+                tool_name=self.tool_name,
+            )
+        )
 
     async def permit(
         self, tool: AnyTool, parsed: Any, pre: PreToolUseOutcome
@@ -444,6 +459,8 @@ class _CallRun:
             return NO_POST_OUTCOME
         for message in outcome.messages:
             self.notice("info", message)
+        if outcome != NO_POST_OUTCOME:
+            self.hook_ran("PostToolUse" if error is None else "PostToolUseFailure", outcome)
         return outcome
 
     async def bound_size(self, tool: AnyTool, block: ToolResultBlock) -> PersistedResult | None:

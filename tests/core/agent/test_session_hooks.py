@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from core.agent.demo import DEMO_MODEL, DemoModel
 from core.agent.loop import AgentLoop, HookNotice
 from core.agent.model import ModelClient
 from core.agent.scenario import parse_scenario
+from core.agent.transcript import Transcript, transcribing
 from core.app_state import AppState, AppStateStore
-from core.events import EventRecorder
+from core.events import EventRecorder, HookRan
 from core.executor import ExecutorServices
 from core.hook_runner import CommandHookRunner
 from core.settings import HookCommand, HookEntry
@@ -85,3 +87,20 @@ async def test_a_stop_hook_sends_the_agent_back_to_work_once(tmp_path):
     assert ended.stop_reason == "end_turn" and loop.requests == 2
     followed = [b["text"] for m in loop.messages if m["role"] == "user" for b in m["content"]]
     assert "[Stop hook] run the tests first" in followed
+
+
+async def test_what_hooks_decided_is_in_the_transcript(tmp_path):
+    """The session's one sink reaches the hooks too: a blocked prompt is on record."""
+    runner = hook(tmp_path, "UserPromptSubmit", 'echo "no secrets in prompts" >&2\nexit 2\n')
+    loop, recorder = loop_with(tmp_path, runner)
+    path = tmp_path / "transcript.jsonl"
+    with Transcript(path) as transcript:
+        loop.services = replace(loop.services, sink=transcribing(transcript, recorder))
+        await loop.send("here is my password")
+    (ran,) = [e for e in recorder.events if isinstance(e, HookRan)]
+    assert ran.hook_event == "UserPromptSubmit" and ran.outcome.blocked
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    (record,) = [r for r in records if r.get("kind") == "hook"]
+    assert record["hook_event"] == "UserPromptSubmit"
+    assert record["outcome"]["blocked"] is True
+    assert "no secrets" in record["outcome"]["reason"]
