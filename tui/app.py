@@ -220,7 +220,7 @@ class ProctorApp(App[int]):
     async def _ask_trust(self, prepared: PreparedSession) -> bool:
         """Whether the project's own settings and hooks apply; asks when it has any and the
         user has not said before (a project with none has nothing to trust or distrust)."""
-        from core.settings import SettingsWriteError
+        from core.settings.write import SettingsWriteError
         from core.trust import trust
 
         from .screens.trust import TrustScreen
@@ -239,7 +239,7 @@ class ProctorApp(App[int]):
 
     def _remember(self, rule: str) -> Path:
         """ "Yes, and don't ask again": the rule goes to the project's local settings file."""
-        from core.settings import SettingsWriteError, remember_allow_rule
+        from core.settings.write import SettingsWriteError, remember_allow_rule
 
         assert self.prepared is not None
         cwd = self.prepared.cwd
