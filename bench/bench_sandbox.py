@@ -25,9 +25,9 @@ RUNS = 50
 async def _overhead() -> tuple[list[float], list[float], str]:
     from core.access.sandbox_policy import ReadOnly, Unsandboxed
     from core.permissions.session_sandbox import SANDBOX, SessionSandbox
-    from core.sandbox.config import SandboxSettings
     from core.sandbox.support import probe
     from core.session_services import SessionServices
+    from core.settings.sandbox import SandboxSettings
     from core.tool import ToolContext, ToolOptions
     from core.tools.bash import Bash
 

@@ -32,10 +32,11 @@ from .permissions.call import prepare
 from .permissions.decide import evaluate
 from .permissions.sandboxing import SandboxView
 from .permissions.setup import permission_context_from
-from .sandbox import config as sandbox_config
-from .sandbox.config import SandboxSettings
 from .sandbox.support import SandboxSupport, probe
-from .settings import PROJECT_SOURCES, Settings, load_settings
+from .settings import sandbox as sandbox_config
+from .settings.read import load_settings
+from .settings.sandbox import SandboxSettings
+from .settings.values import PROJECT_SOURCES, Settings
 from .tool import ToolContext, ToolOptions, ToolPool
 from .trust import is_trusted
 

@@ -44,7 +44,7 @@ from .hooks import (
     PostToolUseOutcome,
     PreToolUseOutcome,
 )
-from .settings import PROJECT_SOURCES, HookCommand, HookEntry
+from .settings.values import PROJECT_SOURCES, HookCommand, HookEntry
 
 _T = TypeVar("_T")
 _TOOL_EVENTS: frozenset[str] = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure"})

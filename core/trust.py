@@ -17,7 +17,8 @@ import json
 import os
 from pathlib import Path
 
-from .settings import SettingsWriteError, user_config_dir, write_json_atomically
+from .config_dir import user_config_dir
+from .settings.write import SettingsWriteError, write_json_atomically
 
 STORE_NAME = "trusted-projects.json"
 

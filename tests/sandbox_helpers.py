@@ -23,9 +23,9 @@ from core.executor import StreamingToolExecutor, ToolCall, ToolCallOutcome
 from core.permissions.decide import DecisionChain
 from core.permissions.session_sandbox import SANDBOX, SessionSandbox
 from core.ports import PermissionAnswer
-from core.sandbox.config import SandboxSettings
 from core.sandbox.support import SandboxSupport, probe
 from core.session_services import SessionServices
+from core.settings.sandbox import SandboxSettings
 from core.tool import ToolContext
 from core.tools.bash import Bash
 

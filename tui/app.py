@@ -180,7 +180,7 @@ class ProctorApp(KeyActions):
     async def _ask_trust(self, prepared: PreparedSession) -> bool:
         """Whether the project's own settings and hooks apply; asks when it has any and the
         user has not said before (a project with none has nothing to trust or distrust)."""
-        from core.settings import SettingsWriteError
+        from core.settings.write import SettingsWriteError
         from core.trust import trust
 
         from .screens.trust import TrustScreen
@@ -199,7 +199,7 @@ class ProctorApp(KeyActions):
 
     def _remember(self, rule: str) -> Path:
         """ "Yes, and don't ask again": the rule goes to the project's local settings file."""
-        from core.settings import SettingsWriteError, remember_allow_rule
+        from core.settings.write import SettingsWriteError, remember_allow_rule
 
         assert self.prepared is not None
         cwd = self.prepared.cwd

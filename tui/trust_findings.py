@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.settings import PROJECT_SOURCES, Settings
+from core.settings.values import PROJECT_SOURCES, Settings
 
 
 def _count(number: int, word: str, plural: str | None = None) -> str:

@@ -34,9 +34,10 @@ from ..permissions.setup import permission_context_from
 from ..ports import PermissionPort, UserPort
 from ..registry import assemble_tool_pool
 from ..results import ResultStore
-from ..sandbox import config as sandbox_config
 from ..session_services import SessionServices
-from ..settings import PROJECT_SOURCES, Settings, load_settings
+from ..settings import sandbox as sandbox_config
+from ..settings.read import load_settings
+from ..settings.values import PROJECT_SOURCES, Settings
 from ..tool import ToolContext, ToolOptions
 from ..tools.task import SUBAGENTS
 from ..tools.todo_write import Todo

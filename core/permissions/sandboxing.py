@@ -35,8 +35,8 @@ from ..access.decision import (
 )
 from ..access.sandbox_policy import ReadOnly, SandboxPolicy, Unsandboxed, Workspace
 from ..bash import unwrap
-from ..sandbox.config import SandboxSettings
 from ..sandbox.support import SandboxSupport
+from ..settings.sandbox import SandboxSettings
 from .match import command_matches
 
 if TYPE_CHECKING:

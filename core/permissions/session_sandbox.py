@@ -19,11 +19,11 @@ from ..access.context import ToolPermissionContext
 from ..access.paths import PathPattern, compile_pattern
 from ..access.sandbox_policy import ReadOnly, Workspace
 from ..access.targets import rule_family
-from ..sandbox.config import SandboxSettings
 from ..sandbox.fence import Fence, FenceBuilder, FenceInputs
 from ..sandbox.support import UNPROBED, SandboxSupport, probe
 from ..session_services import ServiceKey
-from ..settings import HookEntry
+from ..settings.sandbox import SandboxSettings
+from ..settings.values import HookEntry
 from .match import rule_base
 from .sandboxing import SandboxView
 

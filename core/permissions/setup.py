@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..access.context import PermissionMode, ToolPermissionContext
-from ..settings import PROJECT_SOURCES, Settings
+from ..settings.values import PROJECT_SOURCES, Settings
 
 _WIDENING_MODES = frozenset({"acceptEdits", "bypassPermissions"})
 

@@ -1,5 +1,6 @@
-"""The built-in tools, one module each; `files.py` holds what the file tools share.
+"""The built-in tools, one module each; `files.py` and `shells/` hold what several share.
 
-The registry (core/registry.py) lists them; nothing here imports them, so that importing one
-tool never drags in the others.
+`files.py` serves the file tools; `shells/` serves Bash, TaskOutput and KillShell. The
+registry (core/registry.py) lists them; nothing here imports them, so that importing one tool
+never drags in the others.
 """

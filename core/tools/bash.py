@@ -1,7 +1,7 @@
 """Bash: run a shell command in the session's working directory, or start it in the background.
 
 The process work (directory tracking, spooling, process groups, background shells) lives in
-shells.py; this module is the tool's face: its input, its questions to the engine, and how a
+shells/; this module is the tool's face: its input, its questions to the engine, and how a
 finished command reads to the model.
 
 Output is spooled to a file by the child itself, so a command may print a gigabyte. A small
@@ -47,15 +47,10 @@ from ..tool import (
     ToolResult,
     ValidationResult,
 )
-from .shells import (
-    FenceFactory,
-    Finished,
-    decode_output,
-    exit_code_of,
-    read_head,
-    remove_quietly,
-    shell_session,
-)
+from .shells.foreground import Finished
+from .shells.process import exit_code_of
+from .shells.session import FenceFactory, shell_session
+from .shells.spools import decode_output, read_head, remove_quietly
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000

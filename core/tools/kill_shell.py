@@ -1,6 +1,6 @@
 """KillShell: stop a background shell and everything it started.
 
-The shell's whole session gets SIGTERM, then SIGKILL after the grace period (shells.py). A
+The shell's whole session gets SIGTERM, then SIGKILL after the grace period (shells/). A
 shell that has already finished is reported as such, not as a failure: the model wanted it
 gone, and it is. Only an id the session does not know is an error.
 """
@@ -19,7 +19,7 @@ from ..tool import (
     ToolInput,
     ToolResult,
 )
-from .shells import ShellStatus, shell_session
+from .shells.session import ShellStatus, shell_session
 
 PROMPT = """\
 Stop a background shell started with Bash `run_in_background`, together with every process \

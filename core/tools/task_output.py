@@ -22,7 +22,8 @@ from ..tool import (
     ToolInput,
     ToolResult,
 )
-from .shells import ShellStatus, decode_output, file_size, read_tail, shell_session
+from .shells.session import ShellStatus, shell_session
+from .shells.spools import decode_output, file_size, read_tail
 from .task import AGENT_ID_PREFIX, SUBAGENTS
 
 DEFAULT_WAIT_MS = 30_000

@@ -15,7 +15,7 @@ from engine_helpers import close_sessions, make_context, make_services
 from core.access.context import ToolPermissionContext
 from core.executor import ToolCall, run_tool_use
 from core.hook_runner import CommandHookRunner
-from core.settings import HookCommand, HookEntry
+from core.settings.values import HookCommand, HookEntry
 from core.tools.bash import Bash
 from core.tools.edit import Edit
 from core.tools.read import Read

@@ -19,7 +19,7 @@ from core.hooks import (
     HookEvent,
     HookRunner,
 )
-from core.settings import HookCommand, HookEntry, SettingsSource
+from core.settings.values import HookCommand, HookEntry, SettingsSource
 
 SETTINGS = Path("/p/.proctor/settings.json")
 BASH_CALL = HookCall("Bash", {"command": "ls"}, "toolu_1")
@@ -485,7 +485,7 @@ async def test_a_guard_proctor_cannot_read_makes_its_calls_ask(tmp_path: Path) -
             ]}}
         )
     )  # fmt: skip
-    from core.settings import load_settings
+    from core.settings.read import load_settings
 
     settings = load_settings(tmp_path)
     assert any("fields proctor does not understand: if" in str(p) for p in settings.problems)

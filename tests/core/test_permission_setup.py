@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from core.permissions.setup import permission_context_from
-from core.settings import load_settings
+from core.settings.read import load_settings
 
 
 @pytest.fixture

@@ -8,15 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from core.settings import (
-    HookCommand,
-    HookEntry,
-    SettingsProblem,
-    SettingsWriteError,
-    load_settings,
-    remember_allow_rule,
-    user_config_dir,
-)
+from core.config_dir import user_config_dir
+from core.settings.problems import SettingsProblem
+from core.settings.read import load_settings
+from core.settings.values import HookCommand, HookEntry
+from core.settings.write import SettingsWriteError, remember_allow_rule
 
 
 @pytest.fixture

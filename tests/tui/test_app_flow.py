@@ -15,7 +15,7 @@ import pytest
 from app_helpers import SIZE, bash, make_app, text, turn_over, until
 from textual.widgets import Markdown
 
-from core.settings import settings_paths
+from core.settings.paths import settings_paths
 from tui.screens.outputs import SavedOutputsScreen
 from tui.screens.permission import PermissionScreen
 from tui.screens.trust import TrustScreen

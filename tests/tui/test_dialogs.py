@@ -33,7 +33,7 @@ from core.ports import (
     QuestionRequest,
     Reject,
 )
-from core.settings import load_settings
+from core.settings.read import load_settings
 from core.tools.edit import Edit
 from core.tools.files import edit_preview, write_preview
 from core.tools.notebook_edit import NotebookEdit

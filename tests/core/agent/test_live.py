@@ -128,7 +128,7 @@ async def test_resuming_a_session_restores_its_mode_and_its_todos(tmp_path: Path
 
 async def test_closing_one_session_leaves_another_sessions_shells_running(tmp_path: Path):
     """Two sessions in one process (a server, say): each has its own shells."""
-    from core.tools.shells import shell_session
+    from core.tools.shells.session import shell_session
 
     first = await open_session(
         prepare_session(SessionOptions(cwd=tmp_path, demo=True, scenario="quick")),

@@ -15,7 +15,7 @@ from core.app_state import AppState, AppStateStore
 from core.events import EventRecorder, HookRan
 from core.executor import ExecutorServices
 from core.hook_runner import CommandHookRunner
-from core.settings import HookCommand, HookEntry
+from core.settings.values import HookCommand, HookEntry
 from core.tool import ToolContext, ToolOptions, ToolPool
 
 TWO_ANSWERS = json.dumps(

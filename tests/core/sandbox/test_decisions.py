@@ -25,8 +25,8 @@ from core.hooks import NO_PRE_OUTCOME
 from core.permissions.decide import evaluate, prepare
 from core.permissions.sandboxing import SandboxView
 from core.ports import Approve, Reject
-from core.sandbox.config import SandboxSettings
 from core.sandbox.support import SandboxSupport
+from core.settings.sandbox import SandboxSettings
 from core.tools.bash import Bash
 from core.tools.read import Read
 

@@ -33,9 +33,9 @@ from sandbox_helpers import (
 )
 
 from core.access.sandbox_policy import ReadOnly, SandboxPolicy, Workspace
-from core.sandbox.config import SandboxSettings
 from core.sandbox.support import SandboxSupport
-from core.tools.shells import shell_session
+from core.settings.sandbox import SandboxSettings
+from core.tools.shells.session import shell_session
 
 pytestmark = needs_sandbox
 

@@ -14,8 +14,9 @@ from core.permissions.audit import AuditLog
 from core.permissions.decide import DecisionChain
 from core.ports import Approve
 from core.registry import all_base_tools
-from core.sandbox.config import SandboxSettings, merge
-from core.settings import PROJECT_SOURCES, load_settings
+from core.settings.read import load_settings
+from core.settings.sandbox import SandboxSettings, merge
+from core.settings.values import PROJECT_SOURCES
 from core.tool import ToolPool
 
 

@@ -15,7 +15,7 @@ from core.access.context import ToolPermissionContext
 from core.tool import Tool, ToolContext, ToolResult
 from core.tools.bash import Bash
 from core.tools.kill_shell import KillShell
-from core.tools.shells import ShellSession
+from core.tools.shells.session import ShellSession
 from core.tools.task_output import TaskOutput, TaskOutputData
 
 BASH, TASK_OUTPUT, KILL_SHELL = Bash(), TaskOutput(), KillShell()

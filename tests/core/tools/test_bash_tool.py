@@ -32,7 +32,7 @@ from core.events import EventRecorder, OutputProgress, ResultPersisted
 from core.executor import StreamingToolExecutor, ToolCall, run_tool_use
 from core.tool import ToolContext, ToolResult
 from core.tools.bash import Bash, BashOutput
-from core.tools.shells import ShellSession
+from core.tools.shells.session import ShellSession
 
 ROOT = Path(__file__).resolve().parents[3]
 TOOL = Bash()

@@ -11,6 +11,11 @@ it, lists from every source are kept. A project nobody has trusted yet may make 
 stricter but never looser: its values that would loosen it (switching it off, auto-allowing,
 excluding commands, more readable or writable paths) are set aside with a note, as its allow
 rules are.
+
+It lives with the settings, not with the kernel fence in `core/sandbox/`: the settings reader
+needs its key tables, and only the permission layer and above use the merged value. It takes
+the project sources as a parameter because `values.py`, which names them, imports this
+module for `SandboxLayer`.
 """
 
 from __future__ import annotations

@@ -1,0 +1,274 @@
+"""One settings file's object read key by key into a `Layer`, every bad part reported.
+
+A bad file never stops proctor, and a bad part of a file costs only that part: a known key of
+the wrong type skips just that key (or that list element), a bad rule skips just that rule, and
+each is a `SettingsProblem` naming file, line and column. Unknown keys are ignored so newer
+files work with older proctors, except inside the `sandbox` section: a sandbox setting that is
+misspelt or unsupported would quietly leave commands less fenced than the user meant, so it is
+reported.
+
+`additionalDirectories` resolve against the directory of the file declaring them (`~`
+expands), so a file means the same thing whichever directory proctor starts in. Merging the
+layers of every source is the reader's job (`read.py`).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, cast
+
+from ..access.context import PERMISSION_MODES, PermissionMode, PermissionRule, RuleBehavior
+from ..access.modes import parse_cycle
+from ..access.rules import RuleSyntaxError, parse_rule, rule_problem
+from ..hooks import HOOK_EVENTS, HookEvent
+from .problems import JsonPath, SettingsProblem, dotted, kind_of, line_column, locate
+from .sandbox import FILESYSTEM_KEYS, LIST_KEYS, SCALAR_KEYS, UNSUPPORTED_KEYS
+from .values import DEFAULT_HOOK_TIMEOUT_S, HookCommand, HookEntry, SettingsSource
+
+_BEHAVIORS: tuple[RuleBehavior, ...] = ("allow", "deny", "ask")
+
+
+@dataclass(slots=True)
+class Layer:
+    """What one source contributed, before merging."""
+
+    source: SettingsSource
+    path: Path | None
+    rules: list[PermissionRule] = field(default_factory=list)
+    default_mode: PermissionMode | None = None
+    mode_cycle: tuple[PermissionMode, ...] | None = None
+    model: str | None = None
+    directories: list[Path] = field(default_factory=list)
+    hooks: list[HookEntry] = field(default_factory=list)
+    mcp_servers: dict[str, Any] = field(default_factory=dict)
+    read_claude: bool | None = None
+    sandbox: dict[str, Any] = field(default_factory=dict)
+
+
+class FileParser:
+    """Reads the known keys of one parsed file into a `Layer`, reporting bad ones."""
+
+    def __init__(self, layer: Layer, text: str, problems: list[SettingsProblem]) -> None:
+        self.layer = layer
+        self.text = text
+        self.problems = problems
+
+    def problem(self, at: JsonPath, message: str) -> None:
+        line = column = None
+        offset = locate(self.text, at)
+        if offset is not None:
+            line, column = line_column(self.text, offset)
+        self.problems.append(
+            SettingsProblem(self.layer.path, line, column, f"{dotted(at)}: {message}")
+        )
+
+    def parse(self, data: dict[str, Any]) -> None:
+        permissions = data.get("permissions")
+        if permissions is not None:
+            if isinstance(permissions, dict):
+                self.permissions(permissions)
+            else:
+                self.problem(("permissions",), f"must be an object, not {kind_of(permissions)}")
+        if "hooks" in data:
+            self.hooks(data["hooks"])
+        if "model" in data:
+            model = data["model"]
+            if isinstance(model, str) and model.strip():
+                self.layer.model = model.strip()
+            else:
+                self.problem(("model",), f"must be a model name, not {kind_of(model)}")
+        if "mcpServers" in data:
+            servers = data["mcpServers"]
+            if isinstance(servers, dict):
+                self.layer.mcp_servers = servers
+            else:
+                self.problem(("mcpServers",), f"must be an object, not {kind_of(servers)}")
+        if "sandbox" in data:
+            self.sandbox(data["sandbox"])
+        if "readClaudeSettings" in data:
+            value = data["readClaudeSettings"]
+            if isinstance(value, bool):
+                self.layer.read_claude = value
+            else:
+                self.problem(
+                    ("readClaudeSettings",), f"must be true or false, not {kind_of(value)}"
+                )
+
+    def permissions(self, permissions: dict[str, Any]) -> None:
+        for behavior in _BEHAVIORS:
+            if behavior not in permissions:
+                continue
+            at: JsonPath = ("permissions", behavior)
+            for index, text in self.strings(at, permissions[behavior], "rule strings"):
+                try:
+                    rule = parse_rule(
+                        text, behavior, source=self.layer.source, path=self.layer.path
+                    )
+                except RuleSyntaxError as error:
+                    self.problem((*at, index), f"{error}; this rule is ignored")
+                else:
+                    self.layer.rules.append(rule)
+                    if (why := rule_problem(rule)) is not None:
+                        self.problem((*at, index), f"{rule}: {why}")
+        if "defaultMode" in permissions:
+            mode = permissions["defaultMode"]
+            if isinstance(mode, str) and mode in PERMISSION_MODES:
+                self.layer.default_mode = mode
+            else:
+                valid = ", ".join(PERMISSION_MODES)
+                shown = repr(mode) if isinstance(mode, str) else kind_of(mode)
+                self.problem(
+                    ("permissions", "defaultMode"), f"{shown} is not a mode; use one of {valid}"
+                )
+        if "modeCycle" in permissions:
+            at = ("permissions", "modeCycle")
+            names = [text for _, text in self.strings(at, permissions["modeCycle"], "mode names")]
+            try:
+                self.layer.mode_cycle = parse_cycle(names)
+            except ValueError as error:
+                self.problem(at, f"{error}; the usual cycle is used")
+        if "additionalDirectories" in permissions:
+            at = ("permissions", "additionalDirectories")
+            base = self.layer.path.parent if self.layer.path else Path.cwd()
+            for index, text in self.strings(at, permissions["additionalDirectories"], "paths"):
+                try:
+                    directory = (base / os.path.expanduser(text)).resolve()
+                except (OSError, RuntimeError) as error:  # a symlink loop, say
+                    self.problem((*at, index), f"cannot be resolved ({error}); ignored")
+                else:
+                    self.layer.directories.append(directory)
+
+    def sandbox(self, section: Any) -> None:
+        if not isinstance(section, dict):
+            self.problem(("sandbox",), f"must be an object, not {kind_of(section)}; ignored")
+            return
+        values = self.layer.sandbox
+        for key, value in section.items():
+            at: JsonPath = ("sandbox", key)
+            if key in SCALAR_KEYS:
+                if isinstance(value, bool):
+                    values[SCALAR_KEYS[key]] = value
+                else:
+                    self.problem(at, f"must be true or false, not {kind_of(value)}; ignored")
+            elif key in LIST_KEYS:
+                values[LIST_KEYS[key]] = [text for _, text in self.strings(at, value, "strings")]
+            elif key == "filesystem":
+                self.sandbox_filesystem(value)
+            elif key in UNSUPPORTED_KEYS:
+                self.problem(at, f"is not supported ({UNSUPPORTED_KEYS[key]}); ignored")
+            else:
+                known = ", ".join([*SCALAR_KEYS, *LIST_KEYS, "filesystem"])
+                self.problem(at, f"is not a sandbox setting (known: {known}); ignored")
+
+    def sandbox_filesystem(self, section: Any) -> None:
+        if not isinstance(section, dict):
+            at: JsonPath = ("sandbox", "filesystem")
+            self.problem(at, f"must be an object, not {kind_of(section)}; ignored")
+            return
+        for key, value in section.items():
+            at = ("sandbox", "filesystem", key)
+            if key in FILESYSTEM_KEYS:
+                paths = [text for _, text in self.strings(at, value, "paths") if text.strip()]
+                self.layer.sandbox[FILESYSTEM_KEYS[key]] = paths
+            else:
+                known = ", ".join(FILESYSTEM_KEYS)
+                self.problem(at, f"is not a filesystem setting (known: {known}); ignored")
+
+    def strings(self, at: JsonPath, value: Any, what: str) -> list[tuple[int, str]]:
+        """The string elements of a list, each bad element (or a non-list) reported."""
+        if not isinstance(value, list):
+            self.problem(at, f"must be a list of {what}, not {kind_of(value)}; ignored")
+            return []
+        good: list[tuple[int, str]] = []
+        for index, item in enumerate(value):
+            if isinstance(item, str):
+                good.append((index, item))
+            else:
+                self.problem((*at, index), f"must be a string, not {kind_of(item)}; ignored")
+        return good
+
+    def hooks(self, hooks: Any) -> None:
+        if not isinstance(hooks, dict):
+            self.problem(("hooks",), f"must be an object, not {kind_of(hooks)}")
+            return
+        for event, entries in hooks.items():
+            if event not in HOOK_EVENTS:
+                supported = ", ".join(HOOK_EVENTS)
+                self.problem(
+                    ("hooks", event),
+                    f"proctor does not support {event!r} hooks yet (it runs: {supported}); "
+                    "these hooks do not run",
+                )
+                continue
+            at: JsonPath = ("hooks", event)
+            if not isinstance(entries, list):
+                self.problem(at, f"must be a list of {{matcher, hooks}}, not {kind_of(entries)}")
+                continue
+            for index, entry in enumerate(entries):
+                parsed = self.hook_entry((*at, index), cast(HookEvent, event), entry)
+                if parsed is not None:
+                    self.layer.hooks.append(parsed)
+
+    def hook_entry(self, at: JsonPath, event: HookEvent, entry: Any) -> HookEntry | None:
+        if not isinstance(entry, dict):
+            self.problem(at, f"must be an object {{matcher, hooks}}, not {kind_of(entry)}")
+            return None
+        strange = sorted(set(entry) - {"matcher", "hooks"})
+        if strange:
+            self.problem(at, f"has fields proctor does not understand: {', '.join(strange)}")
+        matcher = entry.get("matcher")
+        if matcher is not None and not isinstance(matcher, str):
+            self.problem((*at, "matcher"), f"must be a string, not {kind_of(matcher)}; ignored")
+            return None
+        commands = entry.get("hooks")
+        if not isinstance(commands, list):
+            self.problem(at, 'needs a list of hooks under "hooks"; ignored')
+            return None
+        found: list[HookCommand] = []
+        for index, command in enumerate(commands):
+            parsed = self.hook_command((*at, "hooks", index), command)
+            if parsed is not None:
+                found.append(parsed)
+        if strange and event == "PreToolUse":
+            # What the unknown fields meant is not known; the calls it guards ask.
+            found = [replace(hook, unreadable=f"fields {', '.join(strange)}") for hook in found]
+            if not found:
+                found = [HookCommand("", 1, self.layer.source, self.layer.path, None, "no hooks")]
+        return HookEntry(event, matcher, tuple(found)) if found else None
+
+    def hook_command(self, at: JsonPath, hook: Any) -> HookCommand | None:
+        if not isinstance(hook, dict):
+            self.problem(at, f"must be an object {{type, command}}, not {kind_of(hook)}")
+            return None
+        if hook.get("type", "command") != "command":
+            self.problem(at, f'type {hook.get("type")!r} is not supported (only "command")')
+            return None
+        command = hook.get("command")
+        if not isinstance(command, str) or not command.strip():
+            self.problem(at, 'needs a non-empty "command" string; ignored')
+            return None
+        timeout = hook.get("timeout", DEFAULT_HOOK_TIMEOUT_S)
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+            self.problem((*at, "timeout"), "must be a positive number of seconds; ignored")
+            return None
+        args = hook.get("args")
+        if args is not None and (
+            not isinstance(args, list) or not all(isinstance(a, str) for a in args)
+        ):
+            self.problem((*at, "args"), "must be a list of strings; this hook is ignored")
+            return None
+        strange = sorted(set(hook) - {"type", "command", "timeout", "args"})
+        unreadable = None
+        if strange:
+            self.problem(at, f"has fields proctor does not understand: {', '.join(strange)}")
+            unreadable = f"fields {', '.join(strange)}"
+        return HookCommand(
+            command,
+            float(timeout),
+            self.layer.source,
+            self.layer.path,
+            tuple(args) if args is not None else None,
+            unreadable,
+        )

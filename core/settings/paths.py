@@ -1,0 +1,25 @@
+"""Where each settings file lives: the per-source paths of a project and of the user.
+
+Only `<cwd>` is searched for `.proctor/` and `.claude/` (no walk up to parents): the project is
+the directory proctor runs in, and `remember_allow_rule` writes exactly there. The user's file
+is in the user config directory (`PROCTOR_CONFIG_DIR` or the platform's). The `--settings` file
+and the CLI flags have no place of their own; the reader takes them as given.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..config_dir import user_config_dir
+from .values import SettingsSource
+
+
+def settings_paths(cwd: Path) -> dict[SettingsSource, Path]:
+    """Where each file source lives for a project, highest first."""
+    return {
+        "local": cwd / ".proctor" / "settings.local.json",
+        "project": cwd / ".proctor" / "settings.json",
+        "claude-local": cwd / ".claude" / "settings.local.json",
+        "claude-project": cwd / ".claude" / "settings.json",
+        "user": user_config_dir() / "settings.json",
+    }

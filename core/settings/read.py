@@ -1,0 +1,179 @@
+"""Every settings source read and merged into one `Settings`: `load_settings`.
+
+Sources, highest first: CLI flags (`--allow/--deny/--ask`), the `--settings FILE`
+("flag-settings"), `.proctor/settings.local.json` ("local"), `.proctor/settings.json`
+("project"), a project's `.claude/settings.local.json` and `.claude/settings.json`
+("claude-local", "claude-project"), and `settings.json` in the user config directory ("user").
+
+- Startup and `proctor check` call `load_settings` every time, so the happy path is plain
+  `json.loads` per file; line and column are found only for a problem (`problems.py`).
+- A JSON syntax error (or a file that cannot be read) ignores that whole file, reported; a
+  missing file is silent unless it was named with `--settings`. An empty (whitespace-only)
+  file counts as `{}`: editors and `touch` create them.
+- Scalars (`defaultMode`, `modeCycle`, `readClaudeSettings`, `model`) come from the highest
+  source that sets them; `mcpServers` merge by name, the higher source winning a name; rules,
+  hooks and directories from every source are kept, in order (a directory once).
+- `.claude` files are read unless `"readClaudeSettings": false` is set in a proctor file
+  (user, project, local or the `--settings` file; highest wins) or the environment has
+  `PROCTOR_NO_CLAUDE_SETTINGS` set to 1/true/yes/on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, cast
+
+from ..access.context import RuleBehavior
+from ..access.rules import RuleSyntaxError, parse_rule
+from .parse import FileParser, Layer
+from .paths import settings_paths
+from .problems import SettingsProblem, kind_of
+from .sandbox import SandboxLayer
+from .values import SETTINGS_SOURCES, Settings, SettingsSource
+
+_TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
+
+
+def _read_json_object(
+    path: Path, problems: list[SettingsProblem], *, must_exist: bool = False
+) -> tuple[dict[str, Any], str] | None:
+    """The file's object and text; None when missing (silently) or unusable (reported)."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        if must_exist:
+            problems.append(SettingsProblem(path, None, None, "does not exist"))
+        return None
+    except OSError as error:
+        reason = error.strerror or str(error)
+        problems.append(SettingsProblem(path, None, None, f"cannot be read ({reason}); ignored"))
+        return None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = raw.count(b"\n", 0, error.start) + 1
+        problems.append(SettingsProblem(path, line, None, "is not UTF-8 text; ignored"))
+        return None
+    if not text.strip():
+        return {}, text
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        message = f"not valid JSON ({error.msg}); the whole file is ignored"
+        problems.append(SettingsProblem(path, error.lineno, error.colno, message))
+        return None
+    if not isinstance(data, dict):
+        message = f"must hold a JSON object {{...}}, not {kind_of(data)}; ignored"
+        problems.append(SettingsProblem(path, 1, 1, message))
+        return None
+    return data, text
+
+
+def _file_layer(
+    source: SettingsSource, path: Path, problems: list[SettingsProblem]
+) -> Layer | None:
+    # A file named on the command line was asked for: its absence is worth saying.
+    found = _read_json_object(path, problems, must_exist=source == "flag-settings")
+    if found is None:
+        return None
+    layer = Layer(source, path)
+    FileParser(layer, found[1], problems).parse(found[0])
+    return layer
+
+
+def _cli_layer(
+    allow: Sequence[str], deny: Sequence[str], ask: Sequence[str], problems: list[SettingsProblem]
+) -> Layer:
+    layer = Layer("cli", None)
+    flags: tuple[tuple[RuleBehavior, Sequence[str]], ...] = (
+        ("allow", allow),
+        ("deny", deny),
+        ("ask", ask),
+    )
+    for behavior, texts in flags:
+        for text in texts:
+            try:
+                layer.rules.append(parse_rule(text, behavior, source="cli"))
+            except RuleSyntaxError as error:
+                message = f"--{behavior} {text!r}: {error}; this rule is ignored"
+                problems.append(SettingsProblem(None, None, None, message))
+    return layer
+
+
+def _claude_disabled_by_env() -> bool:
+    return os.environ.get("PROCTOR_NO_CLAUDE_SETTINGS", "").strip().lower() in _TRUE_WORDS
+
+
+def load_settings(
+    cwd: Path,
+    *,
+    allow: Sequence[str] = (),
+    deny: Sequence[str] = (),
+    ask: Sequence[str] = (),
+    settings_file: Path | None = None,
+    isolated: bool = False,
+) -> Settings:
+    """Every source merged; never raises for bad files (see `Settings.problems`).
+
+    `isolated` reads no file at all, not even `settings_file`: only the CLI rules count.
+    """
+    problems: list[SettingsProblem] = []
+    layers = [_cli_layer(allow, deny, ask, problems)]
+    if not isolated:
+        paths = settings_paths(cwd)
+        file_layers: dict[SettingsSource, Layer] = {}
+        proctor_files: list[tuple[SettingsSource, Path]] = []
+        if settings_file is not None:
+            proctor_files.append(("flag-settings", settings_file))
+        proctor_files += [(source, paths[source]) for source in ("local", "project", "user")]
+        for source, path in proctor_files:
+            layer = _file_layer(source, path, problems)
+            if layer is not None:
+                file_layers[source] = layer
+        read_claude = next(
+            (layer.read_claude for layer in file_layers.values() if layer.read_claude is not None),
+            True,
+        )
+        if read_claude and not _claude_disabled_by_env():
+            for source in ("claude-local", "claude-project"):
+                layer = _file_layer(source, paths[source], problems)
+                if layer is not None:
+                    file_layers[source] = layer
+        layers += [file_layers[s] for s in SETTINGS_SOURCES if s in file_layers]
+    return _merge(layers, problems)
+
+
+def _merge(layers: list[Layer], problems: list[SettingsProblem]) -> Settings:
+    """Layers come highest first: the first scalar wins, lists keep every item in order."""
+    directories: dict[Path, SettingsSource] = {}
+    servers: dict[str, Any] = {}
+    for layer in layers:
+        for directory in layer.directories:
+            directories.setdefault(directory, layer.source)
+        for name, server in layer.mcp_servers.items():
+            servers.setdefault(name, server)
+    mode_layer = next((layer for layer in layers if layer.default_mode), None)
+    with_files = [layer for layer in layers if layer.path is not None]
+    return Settings(
+        rules=tuple(rule for layer in layers for rule in layer.rules),
+        default_mode=mode_layer.default_mode if mode_layer else None,
+        default_mode_source=mode_layer.source if mode_layer else None,
+        mode_cycle=next((lay.mode_cycle for lay in layers if lay.mode_cycle), None),
+        model=next((lay.model for lay in layers if lay.model), None),
+        sandbox_layers=tuple(
+            SandboxLayer(layer.source, MappingProxyType(layer.sandbox))
+            for layer in layers
+            if layer.sandbox
+        ),
+        additional_directories=tuple(directories),
+        directory_sources=tuple(directories.values()),
+        hooks=tuple(entry for layer in layers for entry in layer.hooks),
+        mcp_servers=MappingProxyType(servers),
+        files=tuple(cast(Path, layer.path) for layer in with_files),
+        problems=tuple(problems),
+        file_sources=tuple(layer.source for layer in with_files),
+    )

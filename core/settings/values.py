@@ -1,0 +1,85 @@
+"""What the settings files say, as plain immutable values: `Settings` and its hook entries.
+
+The permission layer, the hook runner and the executor receive these and never read a file
+themselves. Every rule keeps the source and the file it came from, and rules from every source
+are kept: the decision chain makes a deny anywhere beat an allow anywhere, so nothing that
+builds a `Settings` may drop a rule. Each source is named (`SettingsSource`) so that what a
+cloned project set (`PROJECT_SOURCES`) can be told apart from what the user set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Literal, get_args
+
+from ..access.context import PermissionMode, PermissionRule
+from ..hooks import HookEvent
+from .problems import SettingsProblem
+from .sandbox import SandboxLayer
+
+SettingsSource = Literal[
+    "cli", "flag-settings", "local", "project", "claude-local", "claude-project", "user"
+]
+SETTINGS_SOURCES: tuple[SettingsSource, ...] = get_args(SettingsSource)
+
+PROJECT_SOURCES: frozenset[str] = frozenset({"local", "project", "claude-local", "claude-project"})
+"""Sources a cloned repository controls: their hooks run only in a trusted project."""
+
+DEFAULT_HOOK_TIMEOUT_S = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class HookCommand:
+    command: str
+    timeout_s: float = DEFAULT_HOOK_TIMEOUT_S
+    source: SettingsSource = "user"
+    path: Path | None = None
+    args: tuple[str, ...] | None = None
+    """The exec form: `command` is a program run with these arguments, no shell between."""
+    unreadable: str | None = None
+    """Why this hook cannot be run as written (fields proctor does not understand): a
+    PreToolUse hook like that makes the calls it matches ask instead of running unguarded."""
+
+    def describe(self) -> str:
+        """hook `./check.sh` from /p/.proctor/settings.json, for messages and the audit trail."""
+        where = f" from {self.path}" if self.path else f" ({self.source})"
+        return f"hook `{self.command}`{where}"
+
+
+@dataclass(frozen=True, slots=True)
+class HookEntry:
+    event: HookEvent
+    matcher: str | None
+    """None, "" or "*" = every tool; a name, `A|B` names, or a regular expression."""
+    hooks: tuple[HookCommand, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    rules: tuple[PermissionRule, ...] = ()
+    default_mode: PermissionMode | None = None
+    additional_directories: tuple[Path, ...] = ()
+    hooks: tuple[HookEntry, ...] = ()
+    mcp_servers: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    files: tuple[Path, ...] = ()
+    problems: tuple[SettingsProblem, ...] = ()
+    file_sources: tuple[SettingsSource, ...] = ()
+    """The source of each of `files`, in the same order."""
+    default_mode_source: SettingsSource | None = None
+    """Which source set `default_mode` (a cloned project may not widen it untrusted)."""
+    directory_sources: tuple[SettingsSource, ...] = ()
+    """The source of each of `additional_directories`, in the same order."""
+    mode_cycle: tuple[PermissionMode, ...] | None = None
+    """`permissions.modeCycle`: the modes the mode key steps through, if not the usual."""
+    model: str | None = None
+    """`model`: the model to use unless `--model` says otherwise."""
+    sandbox_layers: tuple[SandboxLayer, ...] = ()
+    """Each file's `sandbox` section, highest source first (merged once trust is known:
+    `core.settings.sandbox.merge`)."""
+
+    @property
+    def has_project_hooks_or_settings(self) -> bool:
+        return any(source in PROJECT_SOURCES for source in self.file_sources)

@@ -1,0 +1,113 @@
+"""Writing settings back: a remembered allow rule, and any JSON file replaced atomically.
+
+A settings file is the user's own: an update keeps every other key, value and the key order,
+and a file proctor cannot make sense of (not JSON, not an object, `permissions.allow` not a
+list) is never overwritten; the caller gets a `SettingsWriteError` naming the file instead.
+Each write goes to a temporary file beside the target and is renamed over it, so a reader
+(another proctor starting up, say) sees the old file or the new one, never half of one. The
+trust store writes its file the same way (`write_json_atomically`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ..access.context import PermissionRule
+from ..access.rules import RuleSyntaxError, parse_rule
+from .paths import settings_paths
+from .problems import kind_of
+
+
+class SettingsWriteError(Exception):
+    """A settings file could not be updated; the message names the file (and line)."""
+
+
+def remember_allow_rule(cwd: Path, rule: str) -> Path:
+    """Add `rule` to permissions.allow of the local settings file, atomically.
+
+    Every other key, value and the key order are kept; a rule already there (as written, or
+    meaning the same) is not added twice. A file that is not a JSON object, or whose
+    `permissions`/`allow` have the wrong type, is never overwritten: `SettingsWriteError`.
+    """
+    path = settings_paths(cwd)["local"]
+    try:
+        wanted = parse_rule(rule, "allow")
+    except RuleSyntaxError as error:
+        raise SettingsWriteError(f"cannot remember {rule!r} in {path}: {error}") from None
+    data = _read_for_update(path)
+    permissions = data.setdefault("permissions", {})
+    if not isinstance(permissions, dict):
+        raise SettingsWriteError(f'{path}: "permissions" is not an object; not changed')
+    allowed = permissions.setdefault("allow", [])
+    if not isinstance(allowed, list):
+        raise SettingsWriteError(f'{path}: "permissions.allow" is not a list; not changed')
+    if not any(_same_rule(existing, wanted) for existing in allowed):
+        allowed.append(str(wanted))
+        _write_atomically(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    return path
+
+
+def _same_rule(existing: Any, wanted: PermissionRule) -> bool:
+    if not isinstance(existing, str):
+        return False
+    try:
+        parsed = parse_rule(existing, "allow")
+    except RuleSyntaxError:
+        return False
+    return (parsed.tool_name, parsed.content) == (wanted.tool_name, wanted.content)
+
+
+def _read_for_update(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as error:
+        raise SettingsWriteError(f"{path} cannot be read ({error}); not changed") from None
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise SettingsWriteError(
+            f"{path}:{error.lineno}:{error.colno}: not valid JSON ({error.msg}); "
+            "fix it by hand, it was not changed"
+        ) from None
+    if not isinstance(data, dict):
+        raise SettingsWriteError(f"{path}: holds {kind_of(data)}, not an object; not changed")
+    return data
+
+
+def write_json_atomically(path: Path, value: Any) -> None:
+    """Replace `path` with `value` as JSON in one step (also used by the trust store)."""
+    _write_atomically(path, json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """A reader sees the old file or the new one, never half of one."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            mode = path.stat().st_mode & 0o777
+        except FileNotFoundError:
+            mode = 0o644
+        handle, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    except OSError as error:
+        raise SettingsWriteError(f"cannot write {path}: {error}") from None
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.chmod(temp_name, mode)
+        os.replace(temp_name, path)
+    except OSError as error:
+        Path(temp_name).unlink(missing_ok=True)
+        raise SettingsWriteError(f"cannot write {path}: {error}") from None
+    except BaseException:
+        Path(temp_name).unlink(missing_ok=True)
+        raise
