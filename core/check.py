@@ -32,6 +32,7 @@ from .permissions.call import prepare
 from .permissions.decide import evaluate
 from .permissions.sandboxing import SandboxView
 from .permissions.setup import permission_context_from
+from .registry import known_tool_names
 from .sandbox.support import SandboxSupport, probe
 from .settings import sandbox as sandbox_config
 from .settings.read import load_settings
@@ -168,7 +169,12 @@ class Checker:
         key = (cwd, request.mode, request.allow, request.deny, request.ask)
         if key not in self._contexts:
             settings = load_settings(
-                cwd, allow=request.allow, deny=request.deny, ask=request.ask, isolated=self.isolated
+                cwd,
+                allow=request.allow,
+                deny=request.deny,
+                ask=request.ask,
+                isolated=self.isolated,
+                tool_names=known_tool_names(),
             )
             trusted = self.isolated or is_trusted(cwd)
             context, notes = permission_context_from(

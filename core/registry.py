@@ -63,6 +63,12 @@ def all_base_tools() -> list[AnyTool]:
     ]
 
 
+def known_tool_names() -> frozenset[str]:
+    """Every name a rule may give a built-in tool: names and aliases (for settings checks)."""
+    tools = all_base_tools()
+    return frozenset({t.name for t in tools} | {a for t in tools for a in t.aliases})
+
+
 def get_tools(
     permission_context: ToolPermissionContext, base_tools: Iterable[AnyTool] | None = None
 ) -> list[AnyTool]:

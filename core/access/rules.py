@@ -7,19 +7,16 @@ patterns, domains) lives with each kind of specifier.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 
 from .context import PermissionRule, RuleBehavior
 
 MCP_PREFIX = "mcp__"
 
-TOOL_NAMES = frozenset(
-    {"AskUserQuestion", "Bash", "Edit", "EnterPlanMode", "ExitPlanMode", "Glob", "Grep",
-     "KillShell", "NotebookEdit", "Read", "Task", "TaskOutput", "TodoWrite", "ToolSearch",
-     "WebFetch", "Write", "MultiEdit"}
-)  # fmt: skip
-"""The names rules may give: proctor's tools (a test keeps this in step with the registry),
-and MultiEdit, which path rules understand as an edit. MCP tools are `mcp__...`."""
+RULE_FAMILY_NAMES = frozenset({"MultiEdit"})
+"""Names rules may give that no proctor tool has: MultiEdit, which path rules understand as
+an edit (the seeds' system has it). MCP tools are `mcp__...`."""
 
 
 class RuleSyntaxError(ValueError):
@@ -52,10 +49,12 @@ def parse_rule(
     return PermissionRule(tool_name, content, behavior, source=source, path=path)
 
 
-def rule_problem(rule: PermissionRule) -> str | None:
-    """Why a well-formed rule cannot do what it seems to say, if it cannot."""
+def rule_problem(rule: PermissionRule, tool_names: Collection[str] | None = None) -> str | None:
+    """Why a well-formed rule cannot do what it seems to say, if it cannot. `tool_names`
+    are the tools this build has (`core.registry.known_tool_names`); None: not checked."""
     name = rule.tool_name
-    if name not in TOOL_NAMES and not name.startswith(MCP_PREFIX):
+    unknown = tool_names is not None and name not in tool_names
+    if unknown and name not in RULE_FAMILY_NAMES and not name.startswith(MCP_PREFIX):
         return f"proctor has no tool named {name!r}, so this rule has no effect"
     content = rule.content
     if name == "Bash" and content is not None:

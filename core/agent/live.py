@@ -32,7 +32,7 @@ from ..permissions.decide import DecisionChain
 from ..permissions.session_sandbox import SANDBOX, SessionSandbox, hook_files
 from ..permissions.setup import permission_context_from
 from ..ports import PermissionPort, UserPort
-from ..registry import assemble_tool_pool
+from ..registry import assemble_tool_pool, known_tool_names
 from ..results import ResultStore
 from ..session_services import SessionServices
 from ..settings import sandbox as sandbox_config
@@ -103,7 +103,13 @@ def prepare_session(options: SessionOptions) -> PreparedSession:
         cwd = demo_workspace(scenario, cwd)
         if scenario.workspace != "cwd":
             notes.append(f"the demo works on a scratch copy of the sample project: {cwd}")
-    settings = load_settings(cwd, allow=options.allow, deny=options.deny, ask=options.ask)
+    settings = load_settings(
+        cwd,
+        allow=options.allow,
+        deny=options.deny,
+        ask=options.ask,
+        tool_names=known_tool_names(),
+    )
     notes += [str(problem) for problem in settings.problems]
     session, history, restored = _session_for(options, cwd)
     return PreparedSession(

@@ -15,6 +15,7 @@ layers of every source is the reader's job (`read.py`).
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
@@ -50,10 +51,18 @@ class Layer:
 class FileParser:
     """Reads the known keys of one parsed file into a `Layer`, reporting bad ones."""
 
-    def __init__(self, layer: Layer, text: str, problems: list[SettingsProblem]) -> None:
+    def __init__(
+        self,
+        layer: Layer,
+        text: str,
+        problems: list[SettingsProblem],
+        tool_names: Collection[str] | None = None,
+    ) -> None:
         self.layer = layer
         self.text = text
         self.problems = problems
+        self.tool_names = tool_names
+        """The tools this build has, to report rules naming another (None: not checked)."""
 
     def problem(self, at: JsonPath, message: str) -> None:
         line = column = None
@@ -110,7 +119,7 @@ class FileParser:
                     self.problem((*at, index), f"{error}; this rule is ignored")
                 else:
                     self.layer.rules.append(rule)
-                    if (why := rule_problem(rule)) is not None:
+                    if (why := rule_problem(rule, self.tool_names)) is not None:
                         self.problem((*at, index), f"{rule}: {why}")
         if "defaultMode" in permissions:
             mode = permissions["defaultMode"]

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, cast
@@ -74,14 +74,17 @@ def _read_json_object(
 
 
 def _file_layer(
-    source: SettingsSource, path: Path, problems: list[SettingsProblem]
+    source: SettingsSource,
+    path: Path,
+    problems: list[SettingsProblem],
+    tool_names: Collection[str] | None = None,
 ) -> Layer | None:
     # A file named on the command line was asked for: its absence is worth saying.
     found = _read_json_object(path, problems, must_exist=source == "flag-settings")
     if found is None:
         return None
     layer = Layer(source, path)
-    FileParser(layer, found[1], problems).parse(found[0])
+    FileParser(layer, found[1], problems, tool_names).parse(found[0])
     return layer
 
 
@@ -116,10 +119,13 @@ def load_settings(
     ask: Sequence[str] = (),
     settings_file: Path | None = None,
     isolated: bool = False,
+    tool_names: Collection[str] | None = None,
 ) -> Settings:
     """Every source merged; never raises for bad files (see `Settings.problems`).
 
     `isolated` reads no file at all, not even `settings_file`: only the CLI rules count.
+    `tool_names` (the registry's `known_tool_names()`) lets a rule naming a tool this
+    build does not have be reported; the settings layer cannot know the tools itself.
     """
     problems: list[SettingsProblem] = []
     layers = [_cli_layer(allow, deny, ask, problems)]
@@ -131,7 +137,7 @@ def load_settings(
             proctor_files.append(("flag-settings", settings_file))
         proctor_files += [(source, paths[source]) for source in ("local", "project", "user")]
         for source, path in proctor_files:
-            layer = _file_layer(source, path, problems)
+            layer = _file_layer(source, path, problems, tool_names)
             if layer is not None:
                 file_layers[source] = layer
         read_claude = next(
@@ -140,7 +146,7 @@ def load_settings(
         )
         if read_claude and not _claude_disabled_by_env():
             for source in ("claude-local", "claude-project"):
-                layer = _file_layer(source, paths[source], problems)
+                layer = _file_layer(source, paths[source], problems, tool_names)
                 if layer is not None:
                     file_layers[source] = layer
         layers += [file_layers[s] for s in SETTINGS_SOURCES if s in file_layers]
