@@ -109,7 +109,6 @@ class ToolOptions:
 
     tools: ToolPool | None = None
     model: str = ""
-    debug: bool = False
     discovered_tools: frozenset[str] = frozenset()
     """Deferred tools whose schema the model has loaded through ToolSearch."""
     session_dir: Path | None = None
@@ -152,10 +151,6 @@ class ToolContext:
     @property
     def additional_working_directories(self) -> tuple[Path, ...]:
         return self.permission_context.additional_working_directories
-
-    @property
-    def working_directories(self) -> tuple[Path, ...]:
-        return (self.cwd, *self.additional_working_directories)
 
     def get_app_state(self) -> AppState:
         return self.app_state.get()

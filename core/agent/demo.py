@@ -230,19 +230,6 @@ class DemoModel:
         return {"{workspace}": str(self.workspace), "{plan_file}": str(plan_file)}
 
 
-def demo_client(
-    scenario: Scenario,
-    *,
-    workspace: Path,
-    plan_file: Path | None = None,
-    speed: float = 1.0,
-    max_retries: int | None = None,
-) -> AsyncAnthropic:
-    """`DemoModel(...).client()`, for callers that need nothing else from the model."""
-    model = DemoModel(scenario, workspace=workspace, plan_file=plan_file, speed=speed)
-    return model.client(max_retries=max_retries)
-
-
 # -- the sample project ------------------------------------------------------------------
 
 

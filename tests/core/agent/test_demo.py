@@ -18,7 +18,6 @@ from core.agent.demo import (
     DemoModel,
     Served,
     copy_sample_project,
-    demo_client,
 )
 from core.agent.scenario import (
     Scenario,
@@ -32,6 +31,19 @@ from core.agent.scenario import (
 from core.registry import all_base_tools
 
 PROMPT = [{"role": "user", "content": "go"}]
+
+
+def demo_client(
+    scenario: Any,
+    *,
+    workspace: Path,
+    plan_file: Path | None = None,
+    speed: float = 1.0,
+    max_retries: int | None = None,
+) -> Any:
+    """`DemoModel(...).client()`: these tests need nothing else from the model."""
+    model = DemoModel(scenario, workspace=workspace, plan_file=plan_file, speed=speed)
+    return model.client(max_retries=max_retries)
 
 
 def scenario(*turns: Any, **extra: Any) -> Scenario:
@@ -79,7 +91,7 @@ TWO_TURNS = scenario(
 
 
 async def test_text_streams_in_several_deltas_and_adds_up(tmp_path: Path) -> None:
-    client = demo_client(TWO_TURNS, workspace=tmp_path, speed=0)
+    client = DemoModel(TWO_TURNS, workspace=tmp_path, speed=0).client()
     events, final = await stream(client, PROMPT)
     deltas = [e.delta.text for e in events if e.type == "content_block_delta" and e.index == 0]
     assert len(deltas) >= 3
@@ -91,7 +103,7 @@ async def test_text_streams_in_several_deltas_and_adds_up(tmp_path: Path) -> Non
 async def test_tool_inputs_are_complete_at_block_stop_with_placeholders_filled(
     tmp_path: Path,
 ) -> None:
-    client = demo_client(TWO_TURNS, workspace=tmp_path, speed=0)
+    client = DemoModel(TWO_TURNS, workspace=tmp_path, speed=0).client()
     events, final = await stream(client, PROMPT)
     stops = [e.content_block for e in events if e.type == "content_block_stop"]
     tools = [block for block in stops if block.type == "tool_use"]
@@ -120,7 +132,7 @@ async def test_the_next_turn_plays_once_the_tool_results_come_back(tmp_path: Pat
 
 
 async def test_a_retried_request_replays_its_turn(tmp_path: Path) -> None:
-    client = demo_client(TWO_TURNS, workspace=tmp_path, speed=0)
+    client = DemoModel(TWO_TURNS, workspace=tmp_path, speed=0).client()
     _, once = await stream(client, PROMPT)
     _, again = await stream(client, PROMPT)
     assert once.content == again.content
@@ -187,6 +199,7 @@ async def test_the_sdk_retries_529s_by_itself(tmp_path: Path) -> None:
 async def test_an_error_event_mid_stream_raises_after_the_blocks_before_it(
     tmp_path: Path,
 ) -> None:
+
     model = DemoModel(FAULTS, workspace=tmp_path, speed=0)
     client = model.client(max_retries=0)
     seen = []
