@@ -92,13 +92,7 @@ def assemble_tool_pool(
         (t for t in mcp_tools if not _hidden_by_deny_rule(t, permission_context) and _enabled(t)),
         key=_by_name,
     )
-    seen: set[str] = set()
-    pool: list[AnyTool] = []
-    for tool in (*built_in, *mcp):
-        if tool.name not in seen:
-            seen.add(tool.name)
-            pool.append(tool)
-    return ToolPool(pool)
+    return ToolPool().extended(built_in).extended(mcp)
 
 
 def _by_name(tool: AnyTool) -> str:

@@ -375,7 +375,11 @@ AnyTool = Tool[Any, Any]
 
 
 class ToolPool(Sequence[AnyTool]):
-    """An ordered, immutable list of tools with lookup by name or alias."""
+    """An ordered, immutable list of tools with lookup by name or alias.
+
+    A pool is wrapped, never edited: `filtered` narrows it (a sub-agent's tools),
+    `extended` adds tools after it (an MCP server's), each giving a new pool, so whoever
+    holds a pool knows it will not change under them."""
 
     __slots__ = ("_by_name", "_tools")
 
@@ -392,6 +396,21 @@ class ToolPool(Sequence[AnyTool]):
     def find(self, name: str) -> AnyTool | None:
         """The tool called `name`, or the one that has `name` as an alias."""
         return self._by_name.get(name)
+
+    def filtered(self, keep: Callable[[AnyTool], bool]) -> ToolPool:
+        """The tools `keep` says yes to, in this pool's order."""
+        return ToolPool(tool for tool in self._tools if keep(tool))
+
+    def extended(self, tools: Iterable[AnyTool]) -> ToolPool:
+        """This pool, then `tools` whose names it does not have yet (its own win), so the
+        pool's prefix, and the prompt cache built on it, stays as it was."""
+        seen = {tool.name for tool in self._tools}
+        added = []
+        for tool in tools:
+            if tool.name not in seen:
+                seen.add(tool.name)
+                added.append(tool)
+        return ToolPool((*self._tools, *added))
 
     @property
     def names(self) -> tuple[str, ...]:

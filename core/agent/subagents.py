@@ -139,7 +139,7 @@ def tagging_sink(sink: EventSink, parent_tool_use_id: str, agent_label: str) -> 
 def subagent_pool(parent: ToolPool | None, subagent_type: str) -> ToolPool:
     """The parent's tools this type of sub-agent may use, in the parent's order."""
     allowed = SUBAGENT_ACCESS.get(subagent_type, SUBAGENT_ACCESS["Explore"])
-    return ToolPool(t for t in parent or () if t.subagents in allowed)
+    return (parent or ToolPool()).filtered(lambda tool: tool.subagents in allowed)
 
 
 def agent_label(input: TaskInput) -> str:

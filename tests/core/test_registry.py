@@ -144,3 +144,13 @@ def test_the_built_in_tools_are_all_there_with_schemas_the_model_can_read(monkey
         assert tool.description, tool.name
     monkeypatch.setenv("PROCTOR_SIMPLE", "1")
     assert assemble_tool_pool(ToolPermissionContext()).names == ("Bash", "Edit", "Read")
+
+
+def test_a_pool_is_wrapped_not_edited():
+    base = ToolPool(named("Bash", "Read"))
+    remote = named("mcp__gh__issue", "Read")
+    bigger = base.extended(remote)
+    assert bigger.names == ("Bash", "Read", "mcp__gh__issue")
+    assert bigger.find("Read") is base.find("Read")  # its own tool wins a name clash
+    assert base.names == ("Bash", "Read")  # the pool it wraps is unchanged
+    assert bigger.filtered(lambda tool: tool.name != "Bash").names == ("Read", "mcp__gh__issue")
