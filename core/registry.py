@@ -30,11 +30,12 @@ def all_base_tools() -> list[AnyTool]:
     from .tools.ask_user import AskUserQuestion
     from .tools.bash import Bash
     from .tools.edit import Edit
+    from .tools.exit_plan_mode import ExitPlanMode
     from .tools.glob import GlobTool
     from .tools.grep import GrepTool
     from .tools.kill_shell import KillShell
     from .tools.notebook_edit import NotebookEdit
-    from .tools.plan_mode import EnterPlanMode, ExitPlanMode
+    from .tools.plan_mode import EnterPlanMode
     from .tools.read import Read
     from .tools.task import Task
     from .tools.task_output import TaskOutput

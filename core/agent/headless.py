@@ -25,7 +25,7 @@ from .loop import AssistantMessage, TextDelta, TurnEnded, TurnError, UserMessage
 from .model import MissingApiKey
 from .options import SessionOptions
 from .sessions import SessionNotFound
-from .transcript import event_record
+from .transcript_records import event_record
 
 OutputFormat = Literal["text", "json", "stream-json"]
 

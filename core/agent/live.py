@@ -56,15 +56,9 @@ from .sessions import (
     set_title,
 )
 from .subagents import SessionSubAgents
-from .transcript import (
-    RestoredState,
-    Transcript,
-    end_record,
-    messages_from,
-    restored_state,
-    start_record,
-    transcribing,
-)
+from .transcript import Transcript, transcribing
+from .transcript_records import end_record, start_record
+from .transcript_resume import RestoredState, messages_from, restored_state
 
 
 @dataclass(slots=True)

@@ -58,11 +58,8 @@ from .events import (
 )
 from .model import ModelClient, RetryPolicy, classify_failure
 from .prompt import Environment, system_blocks, tool_definitions
-from .transcript import (
-    Transcript,
-    message_record,
-    turn_record,
-)
+from .transcript import Transcript
+from .transcript_records import message_record, turn_record
 
 DEFAULT_MAX_TURNS = 100
 INTERRUPT_MESSAGE = "[The user interrupted. Stop and wait for their next instruction.]"

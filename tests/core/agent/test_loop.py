@@ -28,7 +28,8 @@ from core.agent.loop import (
 from core.agent.model import MissingApiKey, ModelClient, RetryPolicy, classify_failure
 from core.agent.prompt import Environment, system_blocks, tool_definitions
 from core.agent.scenario import parse_scenario
-from core.agent.transcript import Transcript, messages_from, transcribing
+from core.agent.transcript import Transcript, transcribing
+from core.agent.transcript_resume import messages_from
 from core.app_state import AppState, AppStateStore
 from core.events import EngineEvent, EventRecorder, ToolCancelled
 from core.hooks import PostToolUseOutcome

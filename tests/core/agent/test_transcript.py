@@ -25,18 +25,16 @@ from core.agent.sessions import (
     read_meta,
     set_title,
 )
-from core.agent.transcript import (
-    INTERRUPTED_RESULT,
+from core.agent.transcript import Transcript, belongs_in_transcript
+from core.agent.transcript_records import (
     PROGRESS_STRING_CAP,
-    Transcript,
-    belongs_in_transcript,
     end_record,
     event_record,
     hook_record,
     message_record,
-    messages_from,
     turn_record,
 )
+from core.agent.transcript_resume import INTERRUPTED_RESULT, messages_from
 from core.events import (
     ModeChanged,
     PermissionAnswered,
@@ -244,7 +242,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from core.agent.sessions import create_session
-from core.agent.transcript import message_record
+from core.agent.transcript_records import message_record
 
 session = create_session(Path(sys.argv[1]), model="m")
 transcript = session.transcript()

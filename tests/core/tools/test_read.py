@@ -16,7 +16,9 @@ from core.access.targets import PathTarget
 from core.executor import ExecutorServices, ToolCall, ToolCallOutcome, run_tool_use
 from core.tool import ToolContext
 from core.tools.files import file_key
-from core.tools.read import MAX_IMAGE_BYTES, MAX_OUTPUT_CHARS, FileRead, Read
+from core.tools.read import Read
+from core.tools.read_media import MAX_IMAGE_BYTES
+from core.tools.read_result import MAX_OUTPUT_CHARS, FileRead
 
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="

@@ -16,7 +16,7 @@ from core.agent.loop import AgentLoop, TextDelta, TurnEnded
 from core.agent.model import ModelClient, RetryPolicy
 from core.agent.scenario import parse_scenario
 from core.agent.subagents import SessionSubAgents, subagent_pool
-from core.agent.transcript import event_record
+from core.agent.transcript_records import event_record
 from core.app_state import AppState, AppStateStore
 from core.events import (
     EventRecorder,

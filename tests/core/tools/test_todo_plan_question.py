@@ -40,7 +40,8 @@ from core.ports import (
 from core.tool import Tool, ToolContext, ToolOptions, ToolPool
 from core.tools.ask_user import AskUserQuestion
 from core.tools.edit import Edit
-from core.tools.plan_mode import EnterPlanMode, ExitPlanMode, prompt_rule
+from core.tools.exit_plan_mode import ExitPlanMode, prompt_rule
+from core.tools.plan_mode import EnterPlanMode
 from core.tools.read import Read
 from core.tools.todo_write import Todo, TodoWrite
 from core.tools.write import Write
@@ -458,7 +459,7 @@ async def test_options_with_the_same_label_are_refused(tmp_path: Path) -> None:
 
 
 def test_the_plan_call_is_summarised_in_words_not_json():
-    from core.tools.plan_mode import ExitPlanMode
+    from core.tools.exit_plan_mode import ExitPlanMode
 
     tool = ExitPlanMode()
     asking = tool.parse_input({"allowedPrompts": [{"tool": "Bash", "prompt": "npm test"}]})
