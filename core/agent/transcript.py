@@ -2,8 +2,9 @@
 
 Everything a session did goes here in order: every message, the engine events of every
 tool call (permission questions and answers included; progress only streams, see
-`belongs_in_transcript`), every hook outcome, turn ends and a clean end. Resuming rebuilds
-the conversation from it (transcript_resume.py), and `proctor sessions` summarises it.
+`belongs_in_transcript`), what hooks decided (`HookRan`), turn ends and a clean end.
+Resuming rebuilds the conversation from it (transcript_resume.py), and `proctor sessions`
+summarises it.
 
 This module is the file: appending, reading back, repairing, and `transcribing`, the sink
 that writes the session's events to it. What each record holds is transcript_records.py.

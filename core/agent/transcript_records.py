@@ -34,11 +34,9 @@ from ..events import (
     ToolStarted,
     wall_time,
 )
-from ..hooks import HookEvent
 from ..ports import Approve
 
 Role = Literal["user", "assistant"]
-RecordType = Literal["message", "tool_event", "engine_event", "hook", "turn", "start", "end"]
 
 PROGRESS_STRING_CAP = 4_096
 """Characters a string in progress data keeps (its end: progress is about the latest)."""
@@ -161,24 +159,6 @@ def _event_fields(event: EngineEvent) -> dict[str, Any]:
         field.name: jsonable(getattr(event, field.name))
         for field in dataclasses.fields(event)
         if field.name not in _BASE_FIELDS
-    }
-
-
-def hook_record(
-    event: HookEvent,
-    outcome: object,
-    *,
-    tool_use_id: str | None = None,
-    tool_name: str | None = None,
-) -> dict[str, Any]:
-    """What the hooks of one event said (a PreToolUseOutcome, EventHookOutcome, ...)."""
-    return {
-        "type": "hook",
-        "at": time.time(),
-        "event": event,
-        "tool_use_id": tool_use_id,
-        "name": tool_name,
-        "outcome": jsonable(outcome),
     }
 
 

@@ -30,12 +30,12 @@ from core.agent.transcript_records import (
     PROGRESS_STRING_CAP,
     end_record,
     event_record,
-    hook_record,
     message_record,
     turn_record,
 )
 from core.agent.transcript_resume import INTERRUPTED_RESULT, messages_from
 from core.events import (
+    HookRan,
     ModeChanged,
     PermissionAnswered,
     PermissionAsked,
@@ -119,7 +119,14 @@ def test_messages_and_events_round_trip(tmp_path: Path) -> None:
             usage={"input_tokens": 10, "output_tokens": 5},
         ),
         *(event_record(event) for event in events),
-        hook_record("PreToolUse", PreToolUseOutcome(permission="ask"), tool_use_id="toolu_1"),
+        event_record(
+            HookRan(
+                hook_event="PreToolUse",
+                outcome=PreToolUseOutcome(permission="ask"),
+                tool_use_id="toolu_1",
+                tool_name="Bash",
+            )
+        ),
         turn_record(1, stop_reason="end_turn", duration_s=1.5),
         end_record("quit"),
     ]
