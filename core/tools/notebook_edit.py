@@ -62,8 +62,8 @@ from .files import (
     to_line_ending,
     write_atomically,
 )
+from .read_notebook import MAX_NOTEBOOK_BYTES
 
-MAX_NOTEBOOK_BYTES = 32 * 1024 * 1024
 EditMode = Literal["replace", "insert", "delete"]
 CellType = Literal["code", "markdown"]
 

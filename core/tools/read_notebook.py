@@ -20,6 +20,7 @@ from .read_media import MAX_IMAGE_BYTES
 from .read_result import MAX_OUTPUT_CHARS, FileRead
 
 MAX_NOTEBOOK_BYTES = 32 * 1024 * 1024
+"""The largest notebook Read reads and NotebookEdit edits."""
 MAX_NOTEBOOK_IMAGES = 10
 MAX_CELL_OUTPUT_CHARS = 10_000
 
