@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import asyncio
+import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,20 @@ from core.ports import Approve, PermissionAnswer, PermissionRequest
 from core.results import ResultStore
 from core.session_services import SessionServices
 from core.tool import Tool, ToolContext, ToolOptions, ToolPool
+
+HANG_BOUND_S = 30.0
+"""How long a test waits for something that happens at once on an idle machine: only so that
+a broken test fails instead of hanging, never a speed check. A loaded machine stays far inside
+it."""
+
+
+async def eventually(condition: Callable[[], object], what: str) -> None:
+    """Wait until `condition()` holds, checking it between turns of the event loop."""
+    give_up = time.monotonic() + HANG_BOUND_S
+    while not condition():
+        if time.monotonic() > give_up:
+            raise AssertionError(f"{what} never happened")
+        await asyncio.sleep(0.005)
 
 
 def make_context(
