@@ -35,6 +35,22 @@ async def eventually(condition: Callable[[], object], what: str) -> None:
         await asyncio.sleep(0.005)
 
 
+class LoopClock:
+    """The running event loop's clock, which the test moves forward. A timeout under test is
+    set long (real time never reaches it) and made to expire by `advance` once the test has
+    seen it armed and everything it needs happen first, however slowly the machine gets
+    there. (Advanced before the timeout is armed, the clock only moves the deadline along.)"""
+
+    def __init__(self, monkeypatch: Any) -> None:
+        loop = asyncio.get_running_loop()
+        real = loop.time
+        self.ahead = 0.0
+        monkeypatch.setattr(loop, "time", lambda: real() + self.ahead)
+
+    def advance(self, seconds: float) -> None:
+        self.ahead += seconds
+
+
 def make_context(
     tools: Iterable[Tool[Any]],
     cwd: Path = Path("/tmp"),
