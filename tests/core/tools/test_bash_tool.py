@@ -5,8 +5,10 @@ reaches memory."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -15,7 +17,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_helpers import close_sessions, make_context, make_services, outcomes_of, text_of
+from engine_helpers import (
+    HANG_BOUND_S,
+    close_sessions,
+    make_context,
+    make_services,
+    outcomes_of,
+    text_of,
+)
 from pydantic import ValidationError
 
 from core.abort import AbortController
@@ -24,6 +33,7 @@ from core.access.targets import CommandTarget
 from core.events import EventRecorder, OutputProgress, ResultPersisted
 from core.executor import StreamingToolExecutor, ToolCall, run_tool_use
 from core.tool import ToolContext, ToolResult
+from core.tools import shells
 from core.tools.bash import Bash, BashOutput
 from core.tools.shells import ShellSession
 
@@ -204,6 +214,39 @@ async def test_cancelling_the_call_stops_the_group_and_reraises(project: Path):
         await task
     assert all(gone(int(pid)) for pid in pidfile.read_text().split())
     assert not list((project.parent / "session" / "shells").glob("*.txt"))
+
+
+async def test_cancelling_the_call_while_bash_starts_stops_the_group(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """The cancel arrives after bash has started (and started a child) but before the call
+    has its process (a busy machine makes this window wide): everything is stopped all the
+    same."""
+    pidfile = project / "pid"
+    create = asyncio.create_subprocess_exec
+    release = asyncio.Event()
+
+    async def slow_start(*args: Any, **kwargs: Any) -> asyncio.subprocess.Process:
+        process = await create(*args, **kwargs)
+        await release.wait()
+        return process
+
+    monkeypatch.setattr(shells.asyncio, "create_subprocess_exec", slow_start)
+    task = asyncio.ensure_future(
+        run(context_in(project), f"sleep 3600 & echo $! > {pidfile}; echo $$ >> {pidfile}; wait")
+    )
+    await wait_for(pidfile, lines=2)
+    task.cancel()  # while the call waits for its process
+    release.set()
+    pids = [int(pid) for pid in pidfile.read_text().split()]
+    try:
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(task, HANG_BOUND_S)
+        assert all(gone(pid) for pid in pids)
+    finally:
+        for pid in pids:  # a failure must not leave them behind
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 async def test_an_aborted_signal_stops_the_command_with_an_interrupted_result(project: Path):
