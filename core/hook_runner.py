@@ -233,13 +233,25 @@ class CommandHookRunner:
             "env": self._env,
             "start_new_session": True,
         }
+        if hook.args is not None:  # the exec form: the program and its words, no shell
+            start = asyncio.create_subprocess_exec(hook.command, *hook.args, **pipes)
+        else:
+            start = asyncio.create_subprocess_shell(hook.command, **pipes)
+        starting = asyncio.ensure_future(start)
         try:
-            if hook.args is not None:  # the exec form: the program and its words, no shell
-                process = await asyncio.create_subprocess_exec(hook.command, *hook.args, **pipes)
-            else:
-                process = await asyncio.create_subprocess_shell(hook.command, **pipes)
+            process = await asyncio.shield(starting)
         except OSError as error:
             return _unguarded(event, hook, f"it could not start: {error}")
+        except asyncio.CancelledError:
+            # Cancelled while the hook starts: asyncio's own clean-up would kill the shell
+            # alone and then wait for its pipes, which whatever it started keeps open. Let the
+            # start finish instead, then end it as a run cancelled later is ended.
+            while not starting.done():
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.shield(starting)
+            if not starting.cancelled() and starting.exception() is None:
+                await self._abandon(starting.result())
+            raise
         finished = False
         try:
             out, err = await asyncio.wait_for(process.communicate(stdin), hook.timeout_s)
@@ -249,17 +261,20 @@ class CommandHookRunner:
             return _unguarded(event, hook, f"it timed out after {hook.timeout_s:g} s")
         finally:
             if not finished:  # timed out, cancelled or failed: nothing of the hook may linger
-                if process.returncode is None:
-                    _signal_group(process.pid, signal.SIGKILL)
-                    # Reap it now: the app exiting cancels us and then closes the loop,
-                    # which would leave a zombie and a warning behind.
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(process.wait(), self.kill_grace_s)
-                _close_pipes(process)
-                await asyncio.sleep(0)  # lets the closed pipes release their fds
+                await self._abandon(process)
         stdout = out.decode("utf-8", errors="replace")
         stderr = err.decode("utf-8", errors="replace").strip()
         return _interpret(event, hook, process.returncode, stdout, stderr, what, is_mcp)
+
+    async def _abandon(self, process: asyncio.subprocess.Process) -> None:
+        if process.returncode is None:
+            _signal_group(process.pid, signal.SIGKILL)
+            # Reap it now: the app exiting cancels us and then closes the loop,
+            # which would leave a zombie and a warning behind.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(process.wait(), self.kill_grace_s)
+        _close_pipes(process)
+        await asyncio.sleep(0)  # lets the closed pipes release their fds
 
     async def _stop(self, process: asyncio.subprocess.Process) -> None:
         _signal_group(process.pid, signal.SIGTERM)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import asyncio
+import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,36 @@ from core.ports import Approve, PermissionAnswer, PermissionRequest
 from core.results import ResultStore
 from core.session_services import SessionServices
 from core.tool import Tool, ToolContext, ToolOptions, ToolPool
+
+HANG_BOUND_S = 30.0
+"""How long a test waits for something that happens at once on an idle machine: only so that
+a broken test fails instead of hanging, never a speed check. A loaded machine stays far inside
+it."""
+
+
+async def eventually(condition: Callable[[], object], what: str) -> None:
+    """Wait until `condition()` holds, checking it between turns of the event loop."""
+    give_up = time.monotonic() + HANG_BOUND_S
+    while not condition():
+        if time.monotonic() > give_up:
+            raise AssertionError(f"{what} never happened")
+        await asyncio.sleep(0.005)
+
+
+class LoopClock:
+    """The running event loop's clock, which the test moves forward. A timeout under test is
+    set long (real time never reaches it) and made to expire by `advance` once the test has
+    seen it armed and everything it needs happen first, however slowly the machine gets
+    there. (Advanced before the timeout is armed, the clock only moves the deadline along.)"""
+
+    def __init__(self, monkeypatch: Any) -> None:
+        loop = asyncio.get_running_loop()
+        real = loop.time
+        self.ahead = 0.0
+        monkeypatch.setattr(loop, "time", lambda: real() + self.ahead)
+
+    def advance(self, seconds: float) -> None:
+        self.ahead += seconds
 
 
 def make_context(

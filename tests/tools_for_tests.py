@@ -4,6 +4,9 @@
 behaves like Bash does for the executor (a failure cancels sibling shells; Esc cancels it).
 A `Tracker` shared by all of them records how many are inside `call` at once, so tests can
 check the executor's promises from the tools' side as well as from its events.
+
+A call that must still be running when something else happens is `hold`: it waits until
+the test releases it (`Tracker.release`), not for a time a busy machine may overrun.
 """
 
 from __future__ import annotations
@@ -27,6 +30,15 @@ class Tracker:
     entered: list[str] = field(default_factory=list)
     finished: list[str] = field(default_factory=list)
     cancelled: list[str] = field(default_factory=list)
+    gates: dict[str, asyncio.Event] = field(default_factory=dict)
+
+    def gate(self, tool_use_id: str) -> asyncio.Event:
+        return self.gates.setdefault(tool_use_id, asyncio.Event())
+
+    def release(self, *tool_use_ids: str) -> None:
+        """Let these `hold` calls finish (now, or at once when they get there)."""
+        for tool_use_id in tool_use_ids:
+            self.gate(tool_use_id).set()
 
     def enter(self, tool_use_id: str, safe: bool) -> None:
         if self.unsafe_inside or (not safe and self.inside):
@@ -43,6 +55,8 @@ class Tracker:
 
 class SleepInput(ToolInput):
     ms: int = Field(default=0, ge=0)
+    hold: bool = False
+    """Wait until the tracker releases this call."""
     safe: bool = True
     fail: bool = False
     raise_error: bool = False
@@ -75,6 +89,8 @@ class Sleep(Tool[SleepInput, Any]):
             for step in range(input.progress):
                 progress({"step": step})
                 await asyncio.sleep(0)
+            if input.hold:
+                await self.tracker.gate(context.tool_use_id).wait()
             if input.ms:
                 await asyncio.sleep(input.ms / 1000)
             if input.raise_error:

@@ -349,14 +349,7 @@ def rg_root(root: Path, cwd: Path) -> str:
 
 
 async def run_rg(argv: Sequence[str], cwd: Path, context: ToolContext) -> RgRun:
-    process = await asyncio.create_subprocess_exec(
-        *argv,
-        cwd=cwd,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        start_new_session=True,
-    )
+    process = await _start(argv, cwd)
 
     def kill(_reason: str = "") -> None:
         if process.returncode is None:
@@ -407,6 +400,35 @@ async def run_rg(argv: Sequence[str], cwd: Path, context: ToolContext) -> RgRun:
         interrupted=context.abort.aborted,
         overflowed=overflowed,
     )
+
+
+async def _start(argv: Sequence[str], cwd: Path) -> asyncio.subprocess.Process:
+    starting = asyncio.ensure_future(
+        asyncio.create_subprocess_exec(
+            *argv,
+            cwd=cwd,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+        )
+    )
+    try:
+        return await asyncio.shield(starting)
+    except asyncio.CancelledError:
+        # Cancelled while rg starts: asyncio's own clean-up would kill rg alone and then wait
+        # for its pipes, which whatever rg started keeps open. Let the start finish instead,
+        # then kill the group and reap it, as for a call cancelled later.
+        while not starting.done():
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(starting)
+        if not starting.cancelled() and starting.exception() is None:
+            process = starting.result()
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
+            with contextlib.suppress(Exception):
+                await asyncio.shield(process.wait())
+        raise
 
 
 def rg_error_text(stderr: str, input: GrepInput) -> str:

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from engine_helpers import HANG_BOUND_S, LoopClock, eventually
 
+from core import hook_runner
 from core.hook_runner import CommandHookRunner
 from core.hooks import (
     NO_PRE_OUTCOME,
@@ -125,46 +129,93 @@ async def test_a_hook_that_cannot_be_found_is_a_non_blocking_error(tmp_path: Pat
     assert "failed (exit 127)" in outcome.messages[0]
 
 
-async def test_a_timed_out_hook_is_killed_with_its_process_group(tmp_path: Path) -> None:
-    pid_file = tmp_path / "child.pid"
+@pytest.fixture
+def leftovers() -> Any:
+    """Pids a test started; whatever of them still runs when it ends (it failed) is killed."""
+    pids: list[int] = []
+    yield pids
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def read_pid(pid_file: Path) -> int | None:
+    text = pid_file.read_text().strip() if pid_file.exists() else ""
+    return int(text) if text else None
+
+
+async def pid_in(pid_file: Path, leftovers: list[int]) -> int:
+    await eventually(lambda: read_pid(pid_file) is not None, "the pid file")
+    pid = read_pid(pid_file)
+    assert pid is not None
+    leftovers.append(pid)
+    return pid
+
+
+async def test_a_timed_out_hook_is_killed_with_its_process_group(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, leftovers: list[int]
+) -> None:
+    pid_file, ready = tmp_path / "child.pid", tmp_path / "ready"
     # The child ignores SIGTERM, so only the SIGKILL to the whole group ends it.
     child = (
-        f"{sys.executable} -c 'import signal, time; "
-        "signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(120)'"
+        f"{sys.executable} -c 'import pathlib, signal, time; "
+        f'signal.signal(signal.SIGTERM, signal.SIG_IGN); pathlib.Path("{ready}").touch(); '
+        "time.sleep(3600)'"
     )
-    command = script(tmp_path, "slow.sh", f"{child} &\necho $! > {pid_file}\nwait\n")
-    hooks = runner(tmp_path, entry("PreToolUse", None, command, timeout=0.5))
+    # The hook reads its payload to the end first: the runner's timeout, which covers the
+    # writing of the payload, is running by then.
+    body = f"cat > /dev/null\n{child} &\necho $! > {pid_file}\nwait\n"
+    command = script(tmp_path, "slow.sh", body)
+    hooks = runner(tmp_path, entry("PreToolUse", None, command, timeout=60.5))
     hooks.kill_grace_s = 0.2
-    outcome = await hooks.pre_tool_use(BASH_CALL)
+    clock = LoopClock(monkeypatch)
+    task = asyncio.create_task(hooks.pre_tool_use(BASH_CALL))
+    pid = await pid_in(pid_file, leftovers)
+    await eventually(ready.exists, "the child ignoring SIGTERM")
+    clock.advance(60.5)  # the timeout expires once the child is ready, not before
+    outcome = await asyncio.wait_for(task, HANG_BOUND_S)
     assert outcome.permission == "ask"  # a guard that did not finish: the call asks
     (message,) = outcome.messages
-    assert "timed out after 0.5 s" in message
-    pid = int(pid_file.read_text())
-    for _ in range(200):  # a SIGKILL is delivered asynchronously; give it a moment
-        if not alive(pid):
-            break
-        await asyncio.sleep(0.025)
-    assert not alive(pid)
+    assert "timed out after 60.5 s" in message
+    await eventually(lambda: not alive(pid), "the child's end")  # SIGKILL is asynchronous
 
 
-async def test_a_cancelled_run_kills_the_hook(tmp_path: Path) -> None:
+async def test_a_cancelled_run_kills_the_hook(tmp_path: Path, leftovers: list[int]) -> None:
     pid_file = tmp_path / "child.pid"
-    command = script(tmp_path, "slow.sh", f"sleep 120 &\necho $! > {pid_file}\nwait\n")
-    hooks = runner(tmp_path, entry("PreToolUse", None, command, timeout=60))
+    command = script(tmp_path, "slow.sh", f"sleep 3600 &\necho $! > {pid_file}\nwait\n")
+    hooks = runner(tmp_path, entry("PreToolUse", None, command, timeout=3600))
     task = asyncio.create_task(hooks.pre_tool_use(BASH_CALL))
-    for _ in range(400):
-        if pid_file.exists() and pid_file.read_text().strip():
-            break
-        await asyncio.sleep(0.025)
+    pid = await pid_in(pid_file, leftovers)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
-        await task
-    pid = int(pid_file.read_text())
-    for _ in range(200):
-        if not alive(pid):
-            break
-        await asyncio.sleep(0.025)
-    assert not alive(pid)
+        await asyncio.wait_for(task, HANG_BOUND_S)
+    await eventually(lambda: not alive(pid), "the hook's child's end")
+
+
+async def test_a_run_cancelled_while_the_hook_starts_kills_the_hook(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, leftovers: list[int]
+) -> None:
+    """The cancel arrives after the hook has started but before the runner has its process
+    (a busy machine makes this window wide): its group is killed all the same."""
+    pid_file = tmp_path / "child.pid"
+    command = script(tmp_path, "slow.sh", f"sleep 3600 &\necho $! > {pid_file}\nwait\n")
+    create = asyncio.create_subprocess_shell
+    release = asyncio.Event()
+
+    async def slow_start(*args: Any, **kwargs: Any) -> asyncio.subprocess.Process:
+        process = await create(*args, **kwargs)
+        await release.wait()
+        return process
+
+    monkeypatch.setattr(hook_runner.asyncio, "create_subprocess_shell", slow_start)
+    hooks = runner(tmp_path, entry("PreToolUse", None, command, timeout=3600))
+    task = asyncio.create_task(hooks.pre_tool_use(BASH_CALL))
+    pid = await pid_in(pid_file, leftovers)
+    task.cancel()  # while the runner waits for its process
+    release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, HANG_BOUND_S)
+    await eventually(lambda: not alive(pid), "the hook's child's end")
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import asyncio
 
-from engine_helpers import calls, executing_violations, make_context, make_services, outcomes_of
+from engine_helpers import (
+    HANG_BOUND_S,
+    calls,
+    eventually,
+    executing_violations,
+    make_context,
+    make_services,
+    outcomes_of,
+)
 from tools_for_tests import Sleep, Tracker
 
 from core.events import EventRecorder
@@ -65,10 +73,16 @@ async def test_run_tools_runs_batches_in_order_with_the_cap(monkeypatch):
     monkeypatch.setenv("PROCTOR_MAX_TOOL_USE_CONCURRENCY", "2")
     tracker = Tracker()
     recorder = EventRecorder()
-    batch = calls(*[("Sleep", {"ms": 5})] * 5, ("Sleep", {"safe": False}), ("Sleep", {}))
-    updates = [
-        u async for u in run_tools(batch, make_services(recorder), make_context([Sleep(tracker)]))
-    ]
+    batch = calls(*[("Sleep", {"hold": True})] * 5, ("Sleep", {"safe": False}), ("Sleep", {}))
+
+    async def run() -> list[object]:
+        services, context = make_services(recorder), make_context([Sleep(tracker)])
+        return [u async for u in run_tools(batch, services, context)]
+
+    running = asyncio.ensure_future(run())
+    await eventually(lambda: tracker.inside >= 2, "two calls running together")
+    tracker.release(*(c.id for c in batch))
+    updates = await asyncio.wait_for(running, HANG_BOUND_S)
     assert [o.tool_use_id for o in outcomes_of(updates)] == [c.id for c in batch]
     assert tracker.max_inside == 2
     assert executing_violations(recorder.events, cap=2) == []
@@ -86,15 +100,29 @@ def test_the_cap_comes_from_the_environment_and_bad_values_fall_back(monkeypatch
 
 
 async def test_context_modifiers_of_a_safe_batch_apply_after_it_in_call_order():
+    batch = calls(
+        ("Mark", {}),
+        ("Mark", {}),
+        ("Mark", {}),
+        ("Mark", {"safe": False}),
+        ("Mark", {"safe": False}),
+    )
+    ids = [c.id for c in batch]
     seen = {}
+    # Later calls finish first, to show the order is the call order: each call of the safe
+    # batch ends only once the next has ended.
+    finished = {i: asyncio.Event() for i in ids}
+    next_of = {ids[0]: ids[1], ids[1]: ids[2]}
 
     class Marking(Sleep):
         name = "Mark"
 
         async def call(self, input, context, progress):
             seen[context.tool_use_id] = tuple(context.messages)
-            # Later calls finish first, to show the order is the call order.
-            await asyncio.sleep(input.ms / 1000)
+            later = next_of.get(context.tool_use_id)
+            if later is not None:
+                await finished[later].wait()
+            finished[context.tool_use_id].set()
             return ToolResult(
                 "ok",
                 context_modifier=lambda c, m=context.tool_use_id: c.replace(
@@ -102,15 +130,10 @@ async def test_context_modifiers_of_a_safe_batch_apply_after_it_in_call_order():
                 ),
             )
 
-    batch = calls(
-        ("Mark", {"ms": 30}),
-        ("Mark", {"ms": 10}),
-        ("Mark", {"ms": 0}),
-        ("Mark", {"safe": False}),
-        ("Mark", {"safe": False}),
-    )
-    updates = [u async for u in run_tools(batch, make_services(), make_context([Marking()]))]
-    ids = [c.id for c in batch]
+    async def run() -> list[object]:
+        return [u async for u in run_tools(batch, make_services(), make_context([Marking()]))]
+
+    updates = await asyncio.wait_for(run(), HANG_BOUND_S)
     assert seen[ids[1]] == seen[ids[2]] == ()
     assert seen[ids[3]] == tuple(ids[:3])
     assert seen[ids[4]] == tuple(ids[:4])

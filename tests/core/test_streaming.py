@@ -6,6 +6,8 @@ import asyncio
 from pathlib import Path
 
 from engine_helpers import (
+    HANG_BOUND_S,
+    eventually,
     executing_violations,
     make_context,
     make_services,
@@ -34,10 +36,12 @@ async def drain(executor):
 async def test_safe_calls_run_together_and_an_unsafe_call_runs_alone():
     tracker = Tracker()
     executor, recorder = executor_for(Sleep(tracker))
-    executor.add_tool(ToolCall("a", "Sleep", {"ms": 30}))
-    executor.add_tool(ToolCall("b", "Sleep", {"ms": 30}))
+    executor.add_tool(ToolCall("a", "Sleep", {"hold": True}))
+    executor.add_tool(ToolCall("b", "Sleep", {"hold": True}))
     executor.add_tool(ToolCall("c", "Sleep", {"ms": 5, "safe": False}))
     executor.add_tool(ToolCall("d", "Sleep", {"ms": 5}))
+    await eventually(lambda: tracker.inside >= 2, "a and b running together")
+    tracker.release("a", "b")
     await drain(executor)
 
     assert tracker.max_inside == 2
@@ -48,22 +52,25 @@ async def test_safe_calls_run_together_and_an_unsafe_call_runs_alone():
 
 
 async def test_results_come_in_call_order_even_when_later_calls_finish_first():
-    executor, _ = executor_for(Sleep())
-    executor.add_tool(ToolCall("slow", "Sleep", {"ms": 40, "output": "slow"}))
+    tracker = Tracker()
+    executor, recorder = executor_for(Sleep(tracker))
+    executor.add_tool(ToolCall("slow", "Sleep", {"hold": True, "output": "slow"}))
     executor.add_tool(ToolCall("fast", "Sleep", {"ms": 0, "output": "fast"}))
-    await asyncio.sleep(0.01)
+    await eventually(lambda: "completed" in recorder.kinds("fast"), "fast's completion")
     # fast has finished but slow has not: nothing may be yielded yet.
     assert executor.get_completed_results() == []
+    tracker.release("slow")
     results = outcomes_of(await drain(executor))
     assert [o.tool_use_id for o in results] == ["slow", "fast"]
     assert [text_of(o) for o in results] == ["slow", "fast"]
 
 
 async def test_progress_is_delivered_at_once_while_results_wait_their_turn():
-    executor, recorder = executor_for(Sleep())
-    executor.add_tool(ToolCall("first", "Sleep", {"ms": 50}))
+    tracker = Tracker()
+    executor, recorder = executor_for(Sleep(tracker))
+    executor.add_tool(ToolCall("first", "Sleep", {"hold": True}))
     executor.add_tool(ToolCall("second", "Sleep", {"progress": 3}))
-    await asyncio.sleep(0.01)
+    await eventually(lambda: "completed" in recorder.kinds("second"), "second's completion")
     updates = executor.get_completed_results()
     assert [u.data for u in updates if isinstance(u, ProgressUpdate)] == [
         {"step": 0},
@@ -72,6 +79,7 @@ async def test_progress_is_delivered_at_once_while_results_wait_their_turn():
     ]
     assert not any(isinstance(u, ResultUpdate) for u in updates)
     assert [e.kind for e in recorder.of("second")].count("progress") == 3
+    tracker.release("first")
     await drain(executor)
 
 
@@ -99,10 +107,14 @@ async def test_get_remaining_results_wakes_on_progress_without_waiting_for_compl
 async def test_a_failing_bash_call_cancels_its_sibling_shells_but_not_other_tools():
     tracker = Tracker()
     executor, recorder = executor_for(Shell(tracker), Sleep(tracker))
-    executor.add_tool(ToolCall("long", "Bash", {"ms": 5000}))
-    executor.add_tool(ToolCall("read", "Sleep", {"ms": 30, "output": "file body"}))
-    executor.add_tool(ToolCall("fails", "Bash", {"ms": 10, "fail": True, "output": "exit 1"}))
+    executor.add_tool(ToolCall("long", "Bash", {"hold": True}))
+    executor.add_tool(ToolCall("read", "Sleep", {"hold": True, "output": "file body"}))
+    executor.add_tool(ToolCall("fails", "Bash", {"hold": True, "fail": True, "output": "exit 1"}))
     executor.add_tool(ToolCall("later", "Bash", {"ms": 0, "safe": False}))
+    await eventually(lambda: tracker.inside == 3, "the three safe calls running together")
+    tracker.release("fails")
+    await eventually(lambda: "long" in tracker.cancelled, "the running shell's cancellation")
+    tracker.release("read")  # it runs on after its sibling shell failed
     results = {o.tool_use_id: o for o in outcomes_of(await drain(executor))}
 
     assert results["long"].cancelled == "sibling_error"
@@ -117,9 +129,12 @@ async def test_a_failing_bash_call_cancels_its_sibling_shells_but_not_other_tool
 
 
 async def test_a_failing_read_does_not_cancel_anything():
-    executor, _ = executor_for(Sleep(), Shell())
-    executor.add_tool(ToolCall("shell", "Bash", {"ms": 20}))
+    tracker = Tracker()
+    executor, recorder = executor_for(Sleep(tracker), Shell(tracker))
+    executor.add_tool(ToolCall("shell", "Bash", {"hold": True}))
     executor.add_tool(ToolCall("bad", "Sleep", {"fail": True}))
+    await eventually(lambda: "completed" in recorder.kinds("bad"), "the failing read's end")
+    tracker.release("shell")  # it was still running when the read failed
     results = outcomes_of(await drain(executor))
     assert [o.cancelled for o in results] == [None, None]
     assert not results[0].is_error
@@ -129,11 +144,13 @@ async def test_interrupt_cancels_cancel_tools_and_lets_block_tools_finish():
     turn = AbortController()
     tracker = Tracker()
     executor, recorder = executor_for(Shell(tracker), Sleep(tracker), abort=turn)
-    executor.add_tool(ToolCall("shell", "Bash", {"ms": 5000}))
-    executor.add_tool(ToolCall("block", "Sleep", {"ms": 50, "output": "finished"}))
+    executor.add_tool(ToolCall("shell", "Bash", {"hold": True}))
+    executor.add_tool(ToolCall("block", "Sleep", {"hold": True, "output": "finished"}))
     executor.add_tool(ToolCall("queued", "Sleep", {"ms": 0, "safe": False}))
-    await asyncio.sleep(0.01)
+    await eventually(lambda: tracker.inside == 2, "the shell and the block tool running")
     turn.abort("interrupt")
+    await eventually(lambda: "shell" in tracker.cancelled, "the shell's cancellation")
+    tracker.release("block")  # it runs on after the interrupt
     results = {o.tool_use_id: o for o in outcomes_of(await drain(executor))}
 
     assert results["shell"].cancelled == "user_interrupted"
@@ -169,10 +186,10 @@ async def test_discard_gives_every_unyielded_call_a_result_and_yields_nothing_mo
     tracker = Tracker()
     executor, recorder = executor_for(Shell(tracker), Sleep(tracker))
     executor.add_tool(ToolCall("done", "Sleep", {"output": "early"}))
-    await asyncio.sleep(0.01)
-    executor.add_tool(ToolCall("shell", "Bash", {"ms": 5000}))
+    await eventually(lambda: "completed" in recorder.kinds("done"), "the first call's end")
+    executor.add_tool(ToolCall("shell", "Bash", {"hold": True}))
     executor.add_tool(ToolCall("queued", "Sleep", {"safe": False}))
-    await asyncio.sleep(0.01)  # the shell is running now
+    await eventually(lambda: "shell" in tracker.entered, "the shell running")
     outcomes = executor.discard()
     assert [o.tool_use_id for o in outcomes] == ["done", "shell", "queued"]
     assert text_of(outcomes[0]) == "early"
@@ -187,8 +204,11 @@ async def test_discard_gives_every_unyielded_call_a_result_and_yields_nothing_mo
 async def test_concurrency_cap_bounds_running_calls():
     tracker = Tracker()
     executor, recorder = executor_for(Sleep(tracker), max_concurrency=3)
-    for i in range(9):
-        executor.add_tool(ToolCall(f"c{i}", "Sleep", {"ms": 10}))
+    names = [f"c{i}" for i in range(9)]
+    for name in names:
+        executor.add_tool(ToolCall(name, "Sleep", {"hold": True}))
+    await eventually(lambda: tracker.inside >= 3, "three calls running together")
+    tracker.release(*names)
     results = outcomes_of(await drain(executor))
     assert len(results) == 9
     assert tracker.max_inside == 3
@@ -197,6 +217,7 @@ async def test_concurrency_cap_bounds_running_calls():
 
 async def test_unsafe_modifier_applies_before_the_next_call_and_safe_ones_after_their_group():
     seen: dict[str, tuple[str, ...]] = {}
+    beside = asyncio.Event()
 
     def add(mark):
         return lambda context: context.replace(messages=(*context.messages, mark))
@@ -206,15 +227,19 @@ async def test_unsafe_modifier_applies_before_the_next_call_and_safe_ones_after_
 
         async def call(self, input, context: ToolContext, progress):
             seen[context.tool_use_id] = tuple(context.messages)
-            await asyncio.sleep(input.ms / 1000)
+            if context.tool_use_id == "s1":
+                await beside.wait()  # s1 ends only once s2 has started beside it
+            if context.tool_use_id == "s2":
+                beside.set()
             return ToolResult("ok", context_modifier=add(context.tool_use_id))
 
     executor, _ = executor_for(Marking())
-    executor.add_tool(ToolCall("s1", "Mark", {"ms": 20}))
-    executor.add_tool(ToolCall("s2", "Mark", {"ms": 0}))
+    executor.add_tool(ToolCall("s1", "Mark", {}))
+    executor.add_tool(ToolCall("s2", "Mark", {}))
     executor.add_tool(ToolCall("u", "Mark", {"safe": False}))
     executor.add_tool(ToolCall("after", "Mark", {}))
-    results = [u for u in await drain(executor) if isinstance(u, ResultUpdate)]
+    updates = await asyncio.wait_for(drain(executor), HANG_BOUND_S)
+    results = [u for u in updates if isinstance(u, ResultUpdate)]
 
     assert seen["s2"] == ()  # ran beside s1: s1's change is not visible yet
     assert seen["u"] == ("s1", "s2")  # the safe group's changes, in call order

@@ -9,6 +9,8 @@ agent works, and the trust question.
 from __future__ import annotations
 
 import json
+import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -157,10 +159,24 @@ async def test_escape_interrupts_the_running_turn(project: Path):
         assert record.state in ("cancelled", "failed")
 
 
+def processes_running(needle: str) -> list[int]:
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                cmdline = Path(f"/proc/{name}/cmdline").read_bytes().replace(b"\0", b" ")
+            except OSError:
+                continue
+            if cmdline.strip() == needle.encode():
+                found.append(int(name))
+    return found
+
+
 async def test_a_prompt_typed_while_the_agent_works_is_sent_after_the_turn(project: Path):
+    # The agent works until the test ends its command: the odd duration finds the process.
     app = make_app(
         project,
-        [[bash("sleep 1")], [text("Slept.")], [text("Second answer.")]],
+        [[bash("sleep 3599.4321")], [text("Slept.")], [text("Second answer.")]],
         allow=["Bash(sleep:*)"],
     )
     async with app.run_test(size=SIZE) as pilot:
@@ -168,6 +184,9 @@ async def test_a_prompt_typed_while_the_agent_works_is_sent_after_the_turn(proje
         app.prompt_input.value = "and then?"
         await pilot.press("enter")
         assert list(app.queued_prompts) == ["and then?"]
+        await until(pilot, lambda: processes_running("sleep 3599.4321"), "the command's process")
+        for pid in processes_running("sleep 3599.4321"):
+            os.kill(pid, signal.SIGKILL)
         await until(pilot, lambda: len(app.book.turns) == 2 and turn_over(app))
         assert [t.prompt for t in app.book.turns] == ["go", "and then?"]
 

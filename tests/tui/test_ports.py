@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 
+from engine_helpers import HANG_BOUND_S
 from textual.app import App
 
 from core.access.decision import DecidedBy
@@ -33,11 +35,12 @@ def request(n: int) -> PermissionRequest:
 
 
 async def settle(pilot, condition) -> None:
-    for _ in range(200):
-        if condition():
-            return
+    """Let the app run until `condition()` holds (bounded only against a hang)."""
+    give_up = time.monotonic() + HANG_BOUND_S
+    while not condition():
+        if time.monotonic() > give_up:
+            raise AssertionError("the app never got there")
         await pilot.pause()
-    raise AssertionError("the app never got there")
 
 
 async def test_requests_wait_their_turn_and_each_gets_its_own_answer(tmp_path: Path):

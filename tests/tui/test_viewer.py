@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
+from engine_helpers import HANG_BOUND_S
 from textual.app import App, ComposeResult
 from textual.widgets import DataTable, Static
 
@@ -65,12 +67,14 @@ def visible_text(app: App[None]) -> str:
     )
 
 
-async def wait_until(pilot, condition, rounds: int = 50) -> bool:
-    for _ in range(rounds):
-        if condition():
-            return True
+async def wait_until(pilot, condition) -> bool:
+    """Let the app run until `condition()` holds (bounded only against a hang)."""
+    give_up = time.monotonic() + HANG_BOUND_S
+    while not condition():
+        if time.monotonic() > give_up:
+            return False
         await pilot.pause()
-    return condition()
+    return True
 
 
 async def test_the_list_shows_each_saved_output_and_enter_opens_it(tmp_path):

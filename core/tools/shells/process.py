@@ -112,9 +112,11 @@ class ShellProcess:
         cwd_file: Path | None = None,
         fence: Fence | None = None,
         env_changes: Mapping[str, str | None] | None = None,
+        kill_grace_s: float = 2.0,
     ) -> ShellProcess:
         """Start the command; inside `fence` when given (applied in the child before bash
-        runs, so bash and everything it starts are fenced)."""
+        runs, so bash and everything it starts are fenced). Cancelled while bash starts,
+        it lets the start finish and stops the whole command (`kill_grace_s` as usual)."""
         script = command
         if cwd_file is not None:
             # Same line as the command, so bash's "line N" in error messages stays right.
@@ -124,8 +126,8 @@ class ShellProcess:
         env = fence.environment(os.environ) if fence is not None else dict(os.environ)
         env = with_changes(env, env_changes or {})
         fenced: dict[str, Any] = {"preexec_fn": fence.child.apply} if fence is not None else {}
-        try:
-            process = await asyncio.create_subprocess_exec(
+        starting = asyncio.ensure_future(
+            asyncio.create_subprocess_exec(
                 _bash(),
                 "--noprofile",
                 "--norc",
@@ -139,6 +141,20 @@ class ShellProcess:
                 start_new_session=True,
                 **fenced,
             )
+        )
+        try:
+            process = await asyncio.shield(starting)
+        except asyncio.CancelledError:
+            # Cancelled while bash starts: asyncio's own clean-up would kill bash alone, and
+            # what it has started already would run on. Let the start finish instead, then
+            # stop the whole command as a command cancelled later is stopped.
+            while not starting.done():
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.shield(starting)
+            if not starting.cancelled() and starting.exception() is None:
+                started = cls(starting.result(), spool, fence)
+                await started.stop_despite_cancel(kill_grace_s)
+            raise
         finally:
             os.close(fd)
             if fence is not None:

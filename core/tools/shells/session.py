@@ -168,7 +168,9 @@ class ShellSession:
         # Inside the sandbox only the scratch directory is writable: the trap writes there.
         cwd_file = built.cwd_file if built is not None else spool.with_suffix(".cwd")
         try:
-            process = await ShellProcess.start(command, cwd, spool, cwd_file, built, env_changes)
+            process = await ShellProcess.start(
+                command, cwd, spool, cwd_file, built, env_changes, self.kill_grace_s
+            )
         except BaseException:
             remove_quietly(spool, cwd_file)
             if built is not None:
@@ -233,7 +235,12 @@ class ShellSession:
         # No cwd trap: a background command runs beside later ones and must not move them.
         try:
             process = await ShellProcess.start(
-                command, cwd, spool, fence=built, env_changes=env_changes
+                command,
+                cwd,
+                spool,
+                fence=built,
+                env_changes=env_changes,
+                kill_grace_s=self.kill_grace_s,
             )
         except BaseException:
             if built is not None:

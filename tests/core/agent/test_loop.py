@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_helpers import ScriptedHooks, make_services
+from engine_helpers import HANG_BOUND_S, ScriptedHooks, eventually, make_services
 from tools_for_tests import Sleep
 
 from core.access.context import ToolPermissionContext
@@ -163,7 +163,7 @@ async def test_tools_start_while_the_model_still_streams(tmp_path: Path) -> None
         tmp_path,
         [
             tool("Read", file_path="{workspace}/README.md"),
-            {**text("More text, after a pause."), "pace_ms": 2_000},
+            {**text("More text, after a pause."), "pace_ms": 300_000},  # 60 s at speed 0.2
         ],
         [text("ok")],
         speed=0.2,
@@ -172,9 +172,12 @@ async def test_tools_start_while_the_model_still_streams(tmp_path: Path) -> None
     real = r.loop.services.sink
     watch = replace(r.loop.services, sink=lambda event: (kinds.append(event.kind), real(event))[-1])
     r.loop.services = watch
-    await r.loop.send("go")
+    task = asyncio.create_task(r.loop.send("go"))
+    await eventually(lambda: "completed" in kinds, "the Read's completion")
     # The Read finished before the text after it had begun to stream.
-    assert kinds.index("completed") < kinds.index("text")
+    assert "text" not in kinds
+    r.loop.interrupt()
+    await asyncio.wait_for(task, HANG_BOUND_S)
 
 
 async def test_the_request_has_tools_system_prompt_and_cache_breakpoints(tmp_path: Path) -> None:
@@ -357,16 +360,13 @@ async def test_an_interrupt_cancels_running_tools_and_keeps_the_conversation_val
 ) -> None:
     r = rig(
         tmp_path,
-        [text("Sleeping."), tool("Bash", command="sleep 5")],
+        [text("Sleeping."), tool("Bash", command="sleep 600")],
         [text("never")],
     )
     task = asyncio.create_task(r.loop.send("go"))
-    for _ in range(500):
-        await asyncio.sleep(0.01)
-        if "started" in [e.kind for e in r.recorder.events]:
-            break
+    await eventually(lambda: "started" in [e.kind for e in r.recorder.events], "the call's start")
     r.loop.interrupt()
-    ended = await asyncio.wait_for(task, 3)
+    ended = await asyncio.wait_for(task, HANG_BOUND_S)
     assert ended.stop_reason == "interrupted"
     assert len(r.of(Interrupted)) == 1
     assert [e.reason for e in r.of(ToolCancelled)] == ["user_interrupted"]
@@ -383,16 +383,17 @@ async def test_an_interrupt_cancels_running_tools_and_keeps_the_conversation_val
 async def test_an_interrupt_mid_stream_keeps_what_was_said(tmp_path: Path) -> None:
     r = rig(
         tmp_path,
-        [text("Some words first."), {**text("then a long wait"), "pace_ms": 60_000}],
-        speed=0.1,
+        [text("Some words first."), {**text("then a long wait"), "pace_ms": 600_000}],
+        speed=0.1,  # the wait: 60 s
     )
     task = asyncio.create_task(r.loop.send("go"))
-    for _ in range(500):
-        await asyncio.sleep(0.01)
-        if "".join(e.text for e in r.of(TextDelta)).endswith("first."):
-            break
+
+    def said() -> str:
+        return "".join(e.text for e in r.of(TextDelta))
+
+    await eventually(lambda: said().endswith("first."), "the first words")
     r.loop.interrupt()
-    ended = await asyncio.wait_for(task, 3)
+    ended = await asyncio.wait_for(task, HANG_BOUND_S)
     assert ended.stop_reason == "interrupted"
     assert r.loop.messages[1] == {"role": "assistant", "content": [text("Some words first.")]}
     assert_valid(r.loop.messages)
@@ -404,19 +405,16 @@ async def test_an_interrupt_while_streaming_and_running_answers_every_call(
     r = rig(
         tmp_path,
         [
-            tool("Bash", command="sleep 5"),
-            {**text("still writing"), "pace_ms": 60_000},
+            tool("Bash", command="sleep 600"),
+            {**text("still writing"), "pace_ms": 600_000},  # 60 s at speed 0.1
             tool("Read", file_path="{workspace}/README.md"),
         ],
         speed=0.1,
     )
     task = asyncio.create_task(r.loop.send("go"))
-    for _ in range(500):
-        await asyncio.sleep(0.01)
-        if "started" in [e.kind for e in r.recorder.events]:
-            break
+    await eventually(lambda: "started" in [e.kind for e in r.recorder.events], "the call's start")
     r.loop.interrupt()
-    ended = await asyncio.wait_for(task, 3)
+    ended = await asyncio.wait_for(task, HANG_BOUND_S)
     assert ended.stop_reason == "interrupted" and ended.requests == 1
     messages = r.loop.messages
     assert_valid(messages)

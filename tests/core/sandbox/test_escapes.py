@@ -686,7 +686,8 @@ async def test_the_masks_themselves_cannot_be_written(fenced: Fenced):
 @pytest.mark.parametrize(
     "leftover",
     ["(sleep 60; mkdir .proctor) & echo $! > pid.txt",
-     "setsid sh -c 'echo $$ > pid.txt; sleep 60; mkdir .proctor' & sleep 0.5"],
+     "setsid sh -c 'echo $$ > pid.txt; sleep 60; mkdir .proctor' &"
+     " until [ -s pid.txt ]; do sleep 0.01; done"],
 )  # fmt: skip
 async def test_processes_left_behind_end_with_the_command(fenced: Fenced, leftover: str):
     """Else one could create a protected path after the check that moves such paths away."""

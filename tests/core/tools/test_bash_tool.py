@@ -5,8 +5,10 @@ reaches memory."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -16,8 +18,11 @@ from typing import Any
 
 import pytest
 from engine_helpers import (
+    HANG_BOUND_S,
+    LoopClock,
     ScriptedPort,
     close_sessions,
+    eventually,
     make_context,
     make_services,
     outcomes_of,
@@ -32,6 +37,7 @@ from core.events import EventRecorder, OutputProgress, ResultPersisted
 from core.executor import StreamingToolExecutor, ToolCall, run_tool_use
 from core.tool import ToolContext, ToolResult
 from core.tools.bash import Bash, BashOutput
+from core.tools.shells import process as shell_process
 from core.tools.shells.session import ShellSession
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -60,9 +66,13 @@ def context_in(project: Path, abort: AbortController | None = None) -> ToolConte
 
 
 async def run(
-    context: ToolContext, command: str, tool_use_id: str = "toolu_1", **more: Any
+    context: ToolContext,
+    command: str,
+    tool_use_id: str = "toolu_1",
+    events: list[Any] | None = None,
+    **more: Any,
 ) -> tuple[ToolResult, str, list[Any]]:
-    events: list[Any] = []
+    events = [] if events is None else events
     parsed = TOOL.parse_input({"command": command, **more})
     result = await TOOL.call(parsed, context.replace(tool_use_id=tool_use_id), events.append)
     content = TOOL.result_block(result, tool_use_id)["content"]
@@ -181,22 +191,40 @@ async def test_each_session_keeps_its_own_directory(project: Path):
 # -- timeouts, interrupts, cancellation ------------------------------------------------------
 
 
-async def test_a_timeout_stops_the_command_and_everything_it_started(project: Path):
+async def run_into_timeout(
+    project: Path, monkeypatch: pytest.MonkeyPatch, command: str, pidfile: Path
+) -> tuple[ToolResult, str]:
+    """Run `command` (which prints, then writes `pidfile`) with a 60.5 s timeout that expires
+    once both have happened, on a loop clock the test moves forward."""
+    clock = LoopClock(monkeypatch)
+    events: list[Any] = []
+    task = asyncio.ensure_future(run(context_in(project), command, events=events, timeout=60_500))
+    # Output is reported while the command runs under its timeout: the deadline is set.
+    await eventually(lambda: events and lines_in(pidfile), "the command's start")
+    clock.advance(60.5)
+    result, text, _ = await asyncio.wait_for(task, HANG_BOUND_S)
+    return result, text
+
+
+async def test_a_timeout_stops_the_command_and_everything_it_started(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+):
     pidfile = project / "pid"
-    result, text, _ = await run(
-        context_in(project), f"echo partial; sleep 100 & echo $! > {pidfile}; wait", timeout=1000
-    )
+    command = f"echo partial; sleep 3600 & echo $! > {pidfile}; wait"
+    result, text = await run_into_timeout(project, monkeypatch, command, pidfile)
     assert result.is_error
-    assert text == "partial\nCommand timed out after 1 s and was stopped."
+    assert text == "partial\nCommand timed out after 60.5 s and was stopped."
     assert isinstance(result.data, BashOutput) and result.data.timed_out
     assert gone(int(pidfile.read_text()))
 
 
-async def test_a_group_that_ignores_sigterm_is_killed(project: Path):
+async def test_a_group_that_ignores_sigterm_is_killed(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+):
     pidfile = project / "pid"
-    command = f"trap '' TERM; sleep 100 & echo $! > {pidfile}; wait"
-    result, text, _ = await run(context_in(project), command, timeout=500)
-    assert result.is_error and "timed out after 0.5 s" in text
+    command = f"trap '' TERM; echo trapped; sleep 3600 & echo $! > {pidfile}; wait"
+    result, text = await run_into_timeout(project, monkeypatch, command, pidfile)
+    assert result.is_error and "timed out after 60.5 s" in text
     assert gone(int(pidfile.read_text()))
 
 
@@ -211,6 +239,39 @@ async def test_cancelling_the_call_stops_the_group_and_reraises(project: Path):
         await task
     assert all(gone(int(pid)) for pid in pidfile.read_text().split())
     assert not list((project.parent / "session" / "shells").glob("*.txt"))
+
+
+async def test_cancelling_the_call_while_bash_starts_stops_the_group(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """The cancel arrives after bash has started (and started a child) but before the call
+    has its process (a busy machine makes this window wide): everything is stopped all the
+    same."""
+    pidfile = project / "pid"
+    create = asyncio.create_subprocess_exec
+    release = asyncio.Event()
+
+    async def slow_start(*args: Any, **kwargs: Any) -> asyncio.subprocess.Process:
+        process = await create(*args, **kwargs)
+        await release.wait()
+        return process
+
+    monkeypatch.setattr(shell_process.asyncio, "create_subprocess_exec", slow_start)
+    task = asyncio.ensure_future(
+        run(context_in(project), f"sleep 3600 & echo $! > {pidfile}; echo $$ >> {pidfile}; wait")
+    )
+    await wait_for(pidfile, lines=2)
+    task.cancel()  # while the call waits for its process
+    release.set()
+    pids = [int(pid) for pid in pidfile.read_text().split()]
+    try:
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(task, HANG_BOUND_S)
+        assert all(gone(pid) for pid in pids)
+    finally:
+        for pid in pids:  # a failure must not leave them behind
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 async def test_an_aborted_signal_stops_the_command_with_an_interrupted_result(project: Path):

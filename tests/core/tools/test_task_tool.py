@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine_helpers import ScriptedPort, make_services
+from engine_helpers import HANG_BOUND_S, ScriptedPort, eventually, make_services
 
 from core.access.context import ToolPermissionContext
 from core.agent.demo import DEMO_MODEL, DemoModel, copy_sample_project
@@ -278,7 +278,7 @@ async def test_background_agent_returns_an_id_and_its_result_later(tmp_path: Pat
     assert isinstance(subagents, SessionSubAgents)
     agent = subagents.background.get("agent_1")
     assert agent is not None
-    assert await agent.wait(5)
+    assert await agent.wait(HANG_BOUND_S)
     assert agent.status == "completed"
     assert agent.result.startswith("Found README.md.")
 
@@ -310,19 +310,19 @@ async def test_interrupting_the_parent_interrupts_the_sub_agent(tmp_path: Path) 
         [
             task(
                 "Sleep a while.",
-                [[tool("Bash", command="sleep 5")], [text("woke")]],
+                [[tool("Bash", command="sleep 600")], [text("woke")]],
                 subagent_type="general-purpose",
             )
         ],
         [text("ok")],
     )
     running = asyncio.create_task(r.loop.send("go"))
-    for _ in range(200):
-        await asyncio.sleep(0.01)
-        if any(e.tool_name == "Bash" and isinstance(e, ToolStarted) for e in r.tool_events()):
-            break
+    await eventually(
+        lambda: any(e.tool_name == "Bash" and isinstance(e, ToolStarted) for e in r.tool_events()),
+        "the sub-agent's Bash call's start",
+    )
     r.loop.interrupt()
-    ended = await asyncio.wait_for(running, 5)
+    ended = await asyncio.wait_for(running, HANG_BOUND_S)
     assert ended.stop_reason == "interrupted"
     sub_ends = [
         e.event

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import gzip
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -18,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_helpers import ScriptedPort, make_context
+from engine_helpers import HANG_BOUND_S, ScriptedPort, eventually, make_context
 
 from core.abort import AbortController
 from core.access.context import PermissionRule, RuleBehavior, ToolPermissionContext
@@ -42,7 +41,8 @@ class Route:
     body: bytes = b""
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
-    delay: float = 0.0
+    hold: bool = False
+    """Answer only once the test is over: the request can end only by the client's doing."""
     length: bool = True
     """Send Content-Length (else the body ends when the connection closes)."""
 
@@ -51,6 +51,9 @@ class Server:
     def __init__(self) -> None:
         self.routes: dict[str, Route] = {}
         self.hits: list[tuple[str, str]] = []
+        self.held = threading.Event()
+        """Set once a request to a `hold` route has arrived."""
+        self.over = threading.Event()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]
@@ -75,8 +78,9 @@ def _handler(server: Server) -> type[BaseHTTPRequestHandler]:
             route = server.routes.get(self.path)
             if route is None:
                 route = Route(b"no such page", 404, {"Content-Type": "text/plain"})
-            if route.delay:
-                time.sleep(route.delay)
+            if route.hold:
+                server.held.set()
+                server.over.wait(HANG_BOUND_S)
             try:
                 self.send_response(route.status)
                 for name, value in route.headers.items():
@@ -102,6 +106,7 @@ def server() -> Iterator[Server]:
     try:
         yield local
     finally:
+        local.over.set()
         local.httpd.shutdown()
         local.httpd.server_close()
 
@@ -320,13 +325,12 @@ async def test_a_server_that_is_not_there_is_an_error(server: Server) -> None:
 
 
 async def test_a_slow_server_times_out(server: Server) -> None:
-    url = server.route("/slow", "late", delay=2.0, headers={"Content-Type": TEXT})
+    url = server.route("/slow", "late", hold=True, headers={"Content-Type": TEXT})
     tool = WebFetch()
     tool.timeout_seconds = 0.2
-    started = time.monotonic()
-    _, text, is_error = await fetch(url, tool=tool)
+    # The server answers only after the test: the fetch ends only by its timeout.
+    _, text, is_error = await asyncio.wait_for(fetch(url, tool=tool), HANG_BOUND_S)
     assert is_error and "timed out after 0.2 s" in text
-    assert time.monotonic() - started < 1.5
 
 
 # -- redirects ------------------------------------------------------------------------------
@@ -415,29 +419,28 @@ async def test_a_redirect_to_another_scheme_is_refused(server: Server) -> None:
 
 
 async def test_an_abort_stops_the_request(server: Server) -> None:
-    url = server.route("/slow", "late", delay=5.0, headers={"Content-Type": TEXT})
+    url = server.route("/slow", "late", hold=True, headers={"Content-Type": TEXT})
     controller = AbortController()
     ctx = context(abort=controller)
     tool = WebFetch()
     call = asyncio.create_task(tool.call(WebFetchInput(url=url, prompt="p"), ctx, lambda _p: None))
-    await asyncio.sleep(0.2)
-    started = time.monotonic()
+    await eventually(server.held.is_set, "the request's arrival")
     controller.abort("user_interrupted")
-    result = await asyncio.wait_for(call, 1.0)
-    assert time.monotonic() - started < 0.5
+    # The server answers only after the test: the call ends only because of the abort.
+    result = await asyncio.wait_for(call, HANG_BOUND_S)
     assert result.is_error and "was stopped: user_interrupted" in result.data
 
 
 async def test_cancelling_the_task_cancels_the_request(server: Server) -> None:
-    url = server.route("/slow", "late", delay=5.0, headers={"Content-Type": TEXT})
+    url = server.route("/slow", "late", hold=True, headers={"Content-Type": TEXT})
     tool = WebFetch()
     call = asyncio.create_task(
         tool.call(WebFetchInput(url=url, prompt="p"), context(), lambda _p: None)
     )
-    await asyncio.sleep(0.2)
+    await eventually(server.held.is_set, "the request's arrival")
     call.cancel()
     with pytest.raises(asyncio.CancelledError):
-        await asyncio.wait_for(call, 1.0)
+        await asyncio.wait_for(call, HANG_BOUND_S)
     leftovers = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
     assert not leftovers
 
