@@ -136,6 +136,8 @@ class SavedResult:
 
     path: Path
     size_chars: int
+    """Characters of a result the engine saved; bytes of output a tool saved itself (Bash's
+    spool is raw output, not decoded), as `ResultPersisted.size_chars` has it too."""
 
 
 @dataclass(slots=True, kw_only=True)

@@ -11,8 +11,8 @@ it, so this module (the lowest layer) needs to know none of them. A key may say 
 its service on first use (a session's shells start in its working directory); a key without
 one is provided by whoever assembles the session (the sub-agent runner needs the model).
 
-`close()` stops them in the reverse order they came into being, each on its own: one that
-fails to close is logged and the others still close.
+`close()` stops them users first (sub-agents, then shells, then the sandbox: each key says
+its stage), each on its own: one that fails to close is logged and the others still close.
 """
 
 from __future__ import annotations
@@ -27,12 +27,16 @@ S = TypeVar("S")
 
 
 class ServiceKey(Generic[S]):
-    """The name of one kind of session service; compared by identity."""
+    """The name of one kind of session service; compared by identity.
 
-    __slots__ = ("name",)
+    `close_stage` orders closing: a service that uses others closes before them (the
+    sub-agents, which run commands, at 0; the shells at 1; the sandbox they run in at 2)."""
 
-    def __init__(self, name: str) -> None:
+    __slots__ = ("close_stage", "name")
+
+    def __init__(self, name: str, *, close_stage: int = 1) -> None:
         self.name = name
+        self.close_stage = close_stage
 
     def __repr__(self) -> str:
         return f"ServiceKey({self.name!r})"
@@ -62,14 +66,20 @@ class SessionServices:
         return found
 
     async def close(self) -> None:
-        """Close every service that can be closed, newest first; forget them all."""
+        """Close every service that can be closed, by `close_stage` (newest first within a
+        stage), then forget them all. Until the last has closed, each is still found: a
+        sub-agent winding down still reaches the session's shells, never fresh ones."""
         items = list(self._items.items())
-        self._items.clear()
-        for key, service in reversed(items):
-            close = getattr(service, "close", None)
-            if close is None:
-                continue
-            try:
-                await close()
-            except Exception:
-                _log.exception("closing the session's %s failed", key.name)
+        items.reverse()  # newest first; the sort below is stable
+        items.sort(key=lambda item: item[0].close_stage)
+        try:
+            for key, service in items:
+                close = getattr(service, "close", None)
+                if close is None:
+                    continue
+                try:
+                    await close()
+                except Exception:
+                    _log.exception("closing the session's %s failed", key.name)
+        finally:
+            self._items.clear()

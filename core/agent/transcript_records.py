@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from ..events import (
     EngineEvent,
+    HookRan,
     ModeChanged,
     PermissionAnswered,
     PermissionAsked,
@@ -152,6 +153,14 @@ def _event_fields(event: EngineEvent) -> dict[str, Any]:
             return {"reason": event.reason, "message": event.message}
         case TodosChanged():
             return {"todos": jsonable(event.todos), "agent_id": event.agent_id}
+        case HookRan():
+            # Not a tool event (session hooks have no call), but a tool's hooks name it.
+            return {
+                "hook_event": event.hook_event,
+                "tool_use_id": event.tool_use_id,
+                "name": event.tool_name,
+                "outcome": jsonable(event.outcome),
+            }
         case ModeChanged():
             return {"mode": event.mode, "previous": event.previous, "why": event.why}
     # An event class added later still gets into the transcript, field by field.

@@ -148,7 +148,7 @@ class SessionSandbox:
             self._builder = None
 
 
-SANDBOX: ServiceKey[SessionSandbox] = ServiceKey("sandbox")
+SANDBOX: ServiceKey[SessionSandbox] = ServiceKey("sandbox", close_stage=2)
 """Where a session keeps its sandbox (`context.options.services`); Bash fences with it."""
 
 

@@ -152,7 +152,7 @@ class SubAgents(Protocol):
         ...
 
 
-SUBAGENTS: ServiceKey[SubAgents] = ServiceKey("sub-agents")
+SUBAGENTS: ServiceKey[SubAgents] = ServiceKey("sub-agents", close_stage=0)
 """Where a session keeps its sub-agent runner; without one, Task says it cannot run."""
 
 

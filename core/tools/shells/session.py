@@ -272,7 +272,7 @@ class ShellSession:
                 shell.process.signal(signal.SIGKILL)
 
 
-SHELLS: ServiceKey[ShellSession] = ServiceKey("background shells")
+SHELLS: ServiceKey[ShellSession] = ServiceKey("background shells", close_stage=1)
 """Where a session keeps its shell state (`context.options.services`)."""
 
 _LIVE_SESSIONS: weakref.WeakSet[ShellSession] = weakref.WeakSet()

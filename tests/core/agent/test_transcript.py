@@ -162,6 +162,13 @@ def test_messages_and_events_round_trip(tmp_path: Path) -> None:
     assert others["todos"]["todos"][0]["active_form"] == "Running tests"
     assert others["mode"]["mode"] == "plan"
     assert "tool_use_id" not in others["mode"]
+    hook = others["hook"]  # a tool's hooks say which call they were about
+    assert (hook["hook_event"], hook["tool_use_id"], hook["name"]) == (
+        "PreToolUse",
+        "toolu_1",
+        "Bash",
+    )
+    assert hook["outcome"]["permission"] == "ask"
 
 
 def test_progress_strings_are_capped_and_odd_values_made_json(tmp_path: Path) -> None:
