@@ -5,14 +5,20 @@ sibling Bash call failed, the model's stream fell over), and some code wants to 
 it was cancelled and why, rather than just receive a `CancelledError`. So a signal carries a
 reason, can be observed synchronously (`aborted`), awaited (`wait()`), or listened to, and
 controllers form a tree: aborting a parent aborts every child, never the other way round.
+
+`start_whole` is the one place a child process's start meets cancellation (Bash, Grep and
+hooks start processes that may start more).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import contextlib
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 Listener = Callable[[str], None]
+P = TypeVar("P")
 
 
 class AbortSignal:
@@ -89,3 +95,22 @@ class AbortController:
 
 def _noop() -> None:
     return None
+
+
+async def start_whole(start: Awaitable[P], stop: Callable[[P], Awaitable[None]]) -> P:
+    """Await a process's start so that a cancel cannot cut it in half.
+
+    Cancelled inside `asyncio.create_subprocess_*`, asyncio kills the new process alone and
+    waits for its pipes, which whatever it has started meanwhile keeps open (or leaves that
+    running). So the start is allowed to finish, the process is stopped with `stop` as one
+    cancelled later would be (its whole group), and the cancel goes on."""
+    starting = asyncio.ensure_future(start)
+    try:
+        return await asyncio.shield(starting)
+    except asyncio.CancelledError:
+        while not starting.done():
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(starting)
+        if not starting.cancelled() and starting.exception() is None:
+            await stop(starting.result())
+        raise

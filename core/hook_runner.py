@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from .abort import start_whole
 from .hooks import (
     NO_EVENT_OUTCOME,
     NO_POST_OUTCOME,
@@ -237,21 +238,10 @@ class CommandHookRunner:
             start = asyncio.create_subprocess_exec(hook.command, *hook.args, **pipes)
         else:
             start = asyncio.create_subprocess_shell(hook.command, **pipes)
-        starting = asyncio.ensure_future(start)
         try:
-            process = await asyncio.shield(starting)
+            process = await start_whole(start, self._abandon)
         except OSError as error:
             return _unguarded(event, hook, f"it could not start: {error}")
-        except asyncio.CancelledError:
-            # Cancelled while the hook starts: asyncio's own clean-up would kill the shell
-            # alone and then wait for its pipes, which whatever it started keeps open. Let the
-            # start finish instead, then end it as a run cancelled later is ended.
-            while not starting.done():
-                with contextlib.suppress(asyncio.CancelledError):
-                    await asyncio.shield(starting)
-            if not starting.cancelled() and starting.exception() is None:
-                await self._abandon(starting.result())
-            raise
         finished = False
         try:
             out, err = await asyncio.wait_for(process.communicate(stdin), hook.timeout_s)

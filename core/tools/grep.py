@@ -40,6 +40,7 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field
 
+from ..abort import start_whole
 from ..access.targets import PathTarget, RuleTarget
 from ..tool import (
     Progress,
@@ -403,7 +404,7 @@ async def run_rg(argv: Sequence[str], cwd: Path, context: ToolContext) -> RgRun:
 
 
 async def _start(argv: Sequence[str], cwd: Path) -> asyncio.subprocess.Process:
-    starting = asyncio.ensure_future(
+    return await start_whole(
         asyncio.create_subprocess_exec(
             *argv,
             cwd=cwd,
@@ -411,24 +412,17 @@ async def _start(argv: Sequence[str], cwd: Path) -> asyncio.subprocess.Process:
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,
-        )
+        ),
+        _kill_group,
     )
-    try:
-        return await asyncio.shield(starting)
-    except asyncio.CancelledError:
-        # Cancelled while rg starts: asyncio's own clean-up would kill rg alone and then wait
-        # for its pipes, which whatever rg started keeps open. Let the start finish instead,
-        # then kill the group and reap it, as for a call cancelled later.
-        while not starting.done():
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.shield(starting)
-        if not starting.cancelled() and starting.exception() is None:
-            process = starting.result()
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(process.pid, signal.SIGKILL)
-            with contextlib.suppress(Exception):
-                await asyncio.shield(process.wait())
-        raise
+
+
+async def _kill_group(process: asyncio.subprocess.Process) -> None:
+    """Kill rg's whole group and reap it, as for a call cancelled while it runs."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    with contextlib.suppress(Exception):
+        await asyncio.shield(process.wait())
 
 
 def rg_error_text(stderr: str, input: GrepInput) -> str:

@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ...abort import start_whole
 from ...sandbox.fence import Fence, with_changes
 from ...sandbox.kernel import SETUP_FAILED_EXIT, SETUP_FAILED_MARK
 from .spools import read_head
@@ -126,35 +127,24 @@ class ShellProcess:
         env = fence.environment(os.environ) if fence is not None else dict(os.environ)
         env = with_changes(env, env_changes or {})
         fenced: dict[str, Any] = {"preexec_fn": fence.child.apply} if fence is not None else {}
-        starting = asyncio.ensure_future(
-            asyncio.create_subprocess_exec(
-                _bash(),
-                "--noprofile",
-                "--norc",
-                "-c",
-                script,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=fd,
-                stderr=asyncio.subprocess.STDOUT,
-                cwd=cwd,
-                env=env,
-                start_new_session=True,
-                **fenced,
-            )
-        )
         try:
-            process = await asyncio.shield(starting)
-        except asyncio.CancelledError:
-            # Cancelled while bash starts: asyncio's own clean-up would kill bash alone, and
-            # what it has started already would run on. Let the start finish instead, then
-            # stop the whole command as a command cancelled later is stopped.
-            while not starting.done():
-                with contextlib.suppress(asyncio.CancelledError):
-                    await asyncio.shield(starting)
-            if not starting.cancelled() and starting.exception() is None:
-                started = cls(starting.result(), spool, fence)
-                await started.stop_despite_cancel(kill_grace_s)
-            raise
+            process = await start_whole(
+                asyncio.create_subprocess_exec(
+                    _bash(),
+                    "--noprofile",
+                    "--norc",
+                    "-c",
+                    script,
+                    stdin=asyncio.subprocess.DEVNULL,
+                    stdout=fd,
+                    stderr=asyncio.subprocess.STDOUT,
+                    cwd=cwd,
+                    env=env,
+                    start_new_session=True,
+                    **fenced,
+                ),
+                lambda started: cls(started, spool, fence).stop_despite_cancel(kill_grace_s),
+            )
         finally:
             os.close(fd)
             if fence is not None:
