@@ -160,3 +160,19 @@ def executing_violations(events: Sequence[Any], cap: int) -> list[str]:
         elif event.kind in ("completed", "cancelled"):
             running.pop(event.tool_use_id, None)
     return problems
+
+
+def hold_process_starts(monkeypatch: Any, factory: str) -> asyncio.Event:
+    """Make `asyncio.<factory>` ("create_subprocess_exec" or "_shell") start the process at
+    once but hand it back only once the returned event is set: the window a cancel lands in
+    on a busy machine, held open for as long as the test needs."""
+    create = getattr(asyncio, factory)
+    release = asyncio.Event()
+
+    async def held(*args: Any, **kwargs: Any) -> asyncio.subprocess.Process:
+        process = await create(*args, **kwargs)
+        await release.wait()
+        return process
+
+    monkeypatch.setattr(asyncio, factory, held)
+    return release

@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_helpers import HANG_BOUND_S, LoopClock, eventually
+from engine_helpers import HANG_BOUND_S, LoopClock, eventually, hold_process_starts
 
-from core import hook_runner
 from core.hook_runner import CommandHookRunner
 from core.hooks import (
     NO_PRE_OUTCOME,
@@ -199,15 +198,7 @@ async def test_a_run_cancelled_while_the_hook_starts_kills_the_hook(
     (a busy machine makes this window wide): its group is killed all the same."""
     pid_file = tmp_path / "child.pid"
     command = script(tmp_path, "slow.sh", f"sleep 3600 &\necho $! > {pid_file}\nwait\n")
-    create = asyncio.create_subprocess_shell
-    release = asyncio.Event()
-
-    async def slow_start(*args: Any, **kwargs: Any) -> asyncio.subprocess.Process:
-        process = await create(*args, **kwargs)
-        await release.wait()
-        return process
-
-    monkeypatch.setattr(hook_runner.asyncio, "create_subprocess_shell", slow_start)
+    release = hold_process_starts(monkeypatch, "create_subprocess_shell")
     hooks = runner(tmp_path, entry("PreToolUse", None, command, timeout=3600))
     task = asyncio.create_task(hooks.pre_tool_use(BASH_CALL))
     pid = await pid_in(pid_file, leftovers)

@@ -23,6 +23,7 @@ from engine_helpers import (
     ScriptedPort,
     close_sessions,
     eventually,
+    hold_process_starts,
     make_context,
     make_services,
     outcomes_of,
@@ -37,7 +38,6 @@ from core.events import EventRecorder, OutputProgress, ResultPersisted
 from core.executor import StreamingToolExecutor, ToolCall, run_tool_use
 from core.tool import ToolContext, ToolResult
 from core.tools.bash import Bash, BashOutput
-from core.tools.shells import process as shell_process
 from core.tools.shells.session import ShellSession
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -248,15 +248,7 @@ async def test_cancelling_the_call_while_bash_starts_stops_the_group(
     has its process (a busy machine makes this window wide): everything is stopped all the
     same."""
     pidfile = project / "pid"
-    create = asyncio.create_subprocess_exec
-    release = asyncio.Event()
-
-    async def slow_start(*args: Any, **kwargs: Any) -> asyncio.subprocess.Process:
-        process = await create(*args, **kwargs)
-        await release.wait()
-        return process
-
-    monkeypatch.setattr(shell_process.asyncio, "create_subprocess_exec", slow_start)
+    release = hold_process_starts(monkeypatch, "create_subprocess_exec")
     task = asyncio.ensure_future(
         run(context_in(project), f"sleep 3600 & echo $! > {pidfile}; echo $$ >> {pidfile}; wait")
     )

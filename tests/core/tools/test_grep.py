@@ -14,7 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_helpers import HANG_BOUND_S, eventually, make_context, make_services, text_of
+from engine_helpers import (
+    HANG_BOUND_S,
+    eventually,
+    hold_process_starts,
+    make_context,
+    make_services,
+    text_of,
+)
 from pydantic import ValidationError
 
 from core.abort import AbortController
@@ -522,15 +529,7 @@ async def test_cancelling_the_call_while_rg_starts_kills_the_process_group(
 ):
     """The cancel arrives after rg has started but before the call has its process (a busy
     machine makes this window wide): the group is killed all the same."""
-    create = asyncio.create_subprocess_exec
-    release = asyncio.Event()
-
-    async def slow_start(*args: Any, **kwargs: Any) -> asyncio.subprocess.Process:
-        process = await create(*args, **kwargs)
-        await release.wait()
-        return process
-
-    monkeypatch.setattr(grep_module.asyncio, "create_subprocess_exec", slow_start)
+    release = hold_process_starts(monkeypatch, "create_subprocess_exec")
     task = asyncio.create_task(TOOL.call(GrepInput(pattern="x"), context(tree), lambda _p: None))
     pid = await _pid(slow_rg)
     task.cancel()  # while the call waits for its process
