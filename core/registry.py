@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from functools import cache
 
 from .access.context import ToolPermissionContext
 from .access.rules import blanket_rule
@@ -64,8 +65,10 @@ def all_base_tools() -> list[AnyTool]:
     ]
 
 
+@cache
 def known_tool_names() -> frozenset[str]:
-    """Every name a rule may give a built-in tool: names and aliases (for settings checks)."""
+    """Every name a rule may give a built-in tool: names and aliases (for settings checks).
+    The build's tools do not change while it runs, so they are listed once."""
     tools = all_base_tools()
     return frozenset({t.name for t in tools} | {a for t in tools for a in t.aliases})
 
