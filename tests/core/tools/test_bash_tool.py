@@ -33,6 +33,7 @@ from pydantic import ValidationError
 
 from core.abort import AbortController
 from core.access.context import ToolPermissionContext
+from core.access.sandbox_policy import ReadOnly
 from core.access.targets import CommandTarget
 from core.events import EventRecorder, OutputProgress, ResultPersisted
 from core.executor import StreamingToolExecutor, ToolCall, run_tool_use
@@ -489,3 +490,12 @@ async def test_the_permission_dialog_gets_the_command_from_the_engine(project: P
     await run_tool_use(ToolCall("toolu_ask", "Bash", {"command": "touch made"}), services, context)
     (request,) = port.requests
     assert request.command == "touch made" and request.preview is None
+
+
+async def test_a_command_decided_for_a_sandbox_never_runs_in_a_session_without_one(project: Path):
+    """The sandbox is a session service: a context whose session has none (a copy built
+    outside the session, say) must not fall back to running the command unfenced."""
+    context = context_in(project).replace(sandbox=ReadOnly("test"))
+    with pytest.raises(OSError, match="no sandbox to run it in, so it did not run"):
+        await TOOL.call(TOOL.parse_input({"command": "touch made"}), context, lambda _: None)
+    assert not (project / "made").exists()
