@@ -334,3 +334,18 @@ async def test_interrupting_the_parent_interrupts_the_sub_agent(tmp_path: Path) 
     assert bash[-1].parent_tool_use_id == "toolu_demo_0_0"
     assert isinstance(bash[-1], ToolCancelled)
     assert isinstance(r.tool_events()[-1], ToolCancelled)  # the Task call itself
+
+
+async def test_a_sub_agent_shares_its_session_s_services(tmp_path: Path) -> None:
+    """Its commands run in the session's sandbox and its background shells are the
+    session's: a sub-agent never gets services of its own."""
+    from core.agent.subagents import build_subagent
+    from core.tools.task import TaskInput
+
+    r = rig(tmp_path, [text("ok")])
+    subagents = r.context.options.services.get(SUBAGENTS)
+    assert isinstance(subagents, SessionSubAgents)
+    task = TaskInput(description="d", prompt="p", subagent_type="Explore")
+    loop = build_subagent(subagents, task, r.context.replace(tool_use_id="toolu_task"))
+    assert loop.context.options.services is r.context.options.services
+    assert loop.context.options.tools is not None and "Edit" not in loop.context.options.tools.names
