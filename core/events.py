@@ -224,6 +224,28 @@ class SubAgentEvent(EngineEvent):
         return self.agent_id
 
 
+McpState = Literal["connecting", "ready", "failed", "crashed", "skipped", "closed"]
+"""Where an MCP server is: starting; ready with its tools; failed to start (and why);
+crashed after starting (restarted on next use); not started (`skipped`: an untrusted
+project's server); shut down."""
+
+
+@dataclass(slots=True, kw_only=True)
+class McpServerChanged(EngineEvent):
+    """An MCP server of the session changed state (core/mcp/): front ends show each server
+    with its state, the transcript keeps why one failed."""
+
+    kind: ClassVar[str] = "mcp_server"
+    server: str
+    state: McpState
+    tools: int = 0
+    """Its tools in the pool (ready) or 0."""
+    detail: str = ""
+    """Why it failed, crashed or was skipped; for a ready server, the tools it offered that
+    could not be used and why."""
+    transport: str = "stdio"
+
+
 EventSink = Callable[[EngineEvent], None]
 
 

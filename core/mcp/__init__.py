@@ -1,0 +1,1 @@
+"""MCP servers as tools wrapped around the pool (see servers.py)."""
