@@ -27,6 +27,7 @@ from ..events import EventSink, HookRan, ModeChanged, TodosChanged
 from ..executor import ExecutorServices
 from ..hook_runner import CommandHookRunner
 from ..hooks import NO_EVENT_OUTCOME
+from ..mcp.servers import MCP, McpServers
 from ..permissions.audit import AuditLog
 from ..permissions.decide import DecisionChain
 from ..permissions.session_sandbox import SANDBOX, SessionSandbox, hook_files
@@ -38,7 +39,7 @@ from ..session_services import SessionServices
 from ..settings import sandbox as sandbox_config
 from ..settings.read import load_settings
 from ..settings.values import PROJECT_SOURCES, Settings
-from ..tool import ToolContext, ToolOptions
+from ..tool import ToolContext, ToolOptions, ToolPool
 from ..tools.task import SUBAGENTS
 from ..tools.todo_write import Todo
 from ..trust import is_trusted
@@ -133,6 +134,8 @@ class LiveSession:
     mode_cycle: tuple[PermissionMode, ...]
     notes: list[str]
     sandbox: SessionSandbox
+    built_ins: ToolPool = field(default_factory=ToolPool)
+    """The pool before MCP servers' tools are added (`mcp.extend`)."""
     _closed: bool = False
 
     @property
@@ -145,8 +148,12 @@ class LiveSession:
 
     @property
     def tool_names(self) -> tuple[str, ...]:
-        tools = self.context.options.tools
+        tools = self.loop.context.options.tools
         return tuple(tools.names) if tools is not None else ()
+
+    @property
+    def mcp(self) -> McpServers | None:
+        return self.context.options.services.get(MCP)
 
     @property
     def mode(self) -> PermissionMode:
@@ -155,7 +162,17 @@ class LiveSession:
     async def send(self, prompt: str) -> TurnEnded:
         if not read_meta(self.session).title:
             set_title(self.session, prompt)
+        await self.offer_mcp_tools()
         return await self.loop.send(prompt)
+
+    async def offer_mcp_tools(self) -> None:
+        """The pool with the MCP servers' tools, once every server has started or failed
+        (each within its timeout; they started when the session opened)."""
+        servers = self.mcp
+        if servers is None or not servers.connections:
+            return
+        permissions = self.store.get().permission_context
+        self.loop.use_tools(await servers.extend(self.built_ins, permissions))
 
     def interrupt(self) -> None:
         self.loop.interrupt()
@@ -260,11 +277,22 @@ async def open_session(
         permission_port=permission_port,
         results=ResultStore(session.directory),
     )
+    built_ins = assemble_tool_pool(permissions)
+    mcp = McpServers(
+        settings.mcp_servers,
+        cwd=prepared.cwd,
+        log_dir=session.directory / "mcp",
+        emit=events,
+        trusted=trusted,
+        project_sources=PROJECT_SOURCES,
+    )
+    session_services.provide(MCP, mcp)
+    mcp.start()  # each server in its own task; the first prompt waits for them
     context = ToolContext(
         cwd=prepared.cwd,
         app_state=store,
         options=ToolOptions(
-            tools=assemble_tool_pool(permissions),
+            tools=built_ins,
             model=model.model,
             session_dir=session.directory,
             user_port=user_port,
@@ -273,6 +301,9 @@ async def open_session(
         ),
     )
     notes = [*set_aside, *sandbox_notes]
+    if mcp.untrusted:
+        names = ", ".join(config.name for config in mcp.untrusted)
+        notes.append(f"the project's MCP servers ({names}) do not start: it is not trusted")
     started_context = ""
     if hooks is not None:
         began = await hooks.run_event(
@@ -307,6 +338,7 @@ async def open_session(
         mode_cycle=settings.mode_cycle or DEFAULT_CYCLE,
         notes=notes,
         sandbox=sandbox,
+        built_ins=built_ins,
     )
 
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import time
 from collections.abc import Mapping, Sequence
@@ -45,7 +46,7 @@ from ..executor.calls import cancel_message, cancelled_outcome, error_block
 from ..executor.streaming import StreamingToolExecutor
 from ..hooks import NO_EVENT_OUTCOME, EventHookOutcome, HookEvent
 from ..results import ContentReplacementState, enforce_tool_result_budget
-from ..tool import ToolContext, ToolResultBlock
+from ..tool import ToolContext, ToolPool, ToolResultBlock
 from .events import (
     AssistantMessage,
     HookNotice,
@@ -148,6 +149,12 @@ class AgentLoop:
     @property
     def running(self) -> bool:
         return self._abort is not None
+
+    def use_tools(self, pool: ToolPool) -> None:
+        """Offer `pool` from the next request on (the MCP servers' tools joined it)."""
+        self.context = self.context.replace(
+            options=dataclasses.replace(self.context.options, tools=pool)
+        )
 
     async def send(self, prompt: str) -> TurnEnded:
         """Run the agent on `prompt` until it stops; returns (and emits) why it stopped."""
