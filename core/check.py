@@ -28,6 +28,8 @@ from .app_state import AppState, AppStateStore
 from .executor.calls import ToolCall, classify
 from .executor.lifecycle import format_input_error
 from .hooks import NO_PRE_OUTCOME
+from .mcp.names import split_tool_name
+from .mcp.tool import configured_tool
 from .permissions.call import prepare
 from .permissions.decide import evaluate
 from .permissions.sandboxing import SandboxView
@@ -37,8 +39,9 @@ from .sandbox.support import SandboxSupport, probe
 from .settings import sandbox as sandbox_config
 from .settings.read import load_settings
 from .settings.sandbox import SandboxSettings
+from .settings.mcp_servers import McpServerConfig
 from .settings.values import PROJECT_SOURCES, Settings
-from .tool import ToolContext, ToolOptions, ToolPool
+from .tool import AnyTool, ToolContext, ToolOptions, ToolPool
 from .trust import is_trusted
 
 Behavior = Literal["allow", "ask", "deny"]
@@ -142,6 +145,7 @@ class Checker:
         self._contexts: dict[
             tuple[Any, ...], tuple[ToolPermissionContext, tuple[str, ...], tuple[str, ...]]
         ] = {}
+        self._servers: dict[Path, tuple[McpServerConfig, ...]] = {}
         self._sandbox_settings: dict[Path, SandboxSettings] = {}
         self._support: SandboxSupport | None = None
 
@@ -183,26 +187,49 @@ class Checker:
                 allow_bypass=request.mode == "bypassPermissions",
                 trusted=trusted,
             )
-            # The same files say what the sandbox is: read once for both.
+            # The same files say what the sandbox is and which MCP servers there are.
             self._remember_sandbox(cwd, settings, trusted)
+            self._servers.setdefault(cwd, settings.mcp_servers)
             problems = tuple(str(problem) for problem in settings.problems)
             if not trusted and settings.has_project_hooks_or_settings:
                 notes += ("this project is not trusted yet, as a new session would see it",)
             self._contexts[key] = (context, problems, notes)
         return self._contexts[key]
 
-    async def check(self, request: CheckRequest) -> CheckResult:
+    def find_tool(self, request: CheckRequest) -> tuple[AnyTool, tuple[str, ...]]:
+        """The tool the request names, and notes about it. An MCP tool is made from the
+        configuration alone: check starts no server."""
         tool = self.tools.find(request.tool)
-        if tool is None:
+        if tool is not None:
+            return tool, ()
+        parts = split_tool_name(request.tool)
+        if parts is None:
             raise CheckError(
                 f"unknown tool {request.tool!r}; the tools are: {', '.join(self.tools.names)}"
             )
+        self.permission_context(request)
+        servers = self._servers[(request.cwd or self.cwd).resolve()]
+        config = next((c for c in servers if c.name == parts[0]), None)
+        if config is None:
+            known = ", ".join(c.name for c in servers) or "none"
+            raise CheckError(
+                f"no MCP server named {parts[0]!r} is configured here (configured: {known})"
+            )
+        note = (
+            f"the MCP server `{config.name}` was not started: check does not know its schema "
+            "or its hints, so any input is taken and the tool counts as not read-only"
+        )
+        return configured_tool(config, parts[1]), (note,)
+
+    async def check(self, request: CheckRequest) -> CheckResult:
+        tool, tool_notes = self.find_tool(request)
         raw = coerce_input(tool.input_json_schema(), request.input)
         try:
             parsed = tool.parse_input(raw)
         except (ValidationError, ValueError, TypeError) as error:
             raise CheckError(format_input_error(tool.name, error)) from None
         permissions, problems, notes = self.permission_context(request)
+        notes = (*notes, *tool_notes)
         cwd = (request.cwd or self.cwd).resolve()
         context = ToolContext(
             cwd=cwd,
@@ -215,7 +242,8 @@ class Checker:
             prepare(tool, parsed, cwd, permissions), NO_PRE_OUTCOME, own, view
         )
         policy = None if isinstance(decision, Deny) else decision.sandbox
-        safe = classify(ToolCall("check", tool.name, raw), self.tools).concurrency_safe
+        safe = classify(ToolCall("check", tool.name, raw), self.tools.extended([tool]))
+        safe_together = safe.concurrency_safe
         try:
             read_only = bool(tool.is_read_only(parsed))
         except Exception:
@@ -227,7 +255,7 @@ class Checker:
             reason,
             decision.decided_by,
             read_only,
-            safe,
+            safe_together,
             permissions.mode,
             notes,
             sandbox=policy.kind if policy is not None else None,

@@ -119,6 +119,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sessions.add_argument("--cwd", type=Path, default=None, help="the project directory")
     sessions.add_argument("--json", action="store_true", help="one JSON object per session")
+    mcp = commands.add_parser("mcp", help="the MCP servers this project would start")
+    mcp_commands = mcp.add_subparsers(dest="mcp_command", metavar="COMMAND", required=True)
+    listing = mcp_commands.add_parser(
+        "list",
+        help="start each configured MCP server, list its tools, and stop it",
+        description="Start each MCP server the settings and .mcp.json configure, as a session "
+        "would, and show its state and tools (or why it failed); then stop them all.",
+    )
+    listing.add_argument("--cwd", type=Path, default=None, help="the project directory")
+    listing.add_argument("--json", action="store_true", help="one JSON object per server")
     return parser
 
 
@@ -142,6 +152,8 @@ def _main(argv: Sequence[str] | None = None) -> int:
         return run_check(args)
     if args.command == "sessions":
         return run_sessions(args)
+    if args.command == "mcp":
+        return run_mcp_list(args)
     if args.prompt is not None or args.output_format != "text":
         return run_print(args)
     if args.serve:
@@ -286,6 +298,36 @@ def run_sessions(args: argparse.Namespace) -> int:
         title = summary.title or "(no prompt yet)"
         print(f"{summary.id}  {when}  {summary.turns:>3} turns  {title}{state}")
     return 0
+
+
+def run_mcp_list(args: argparse.Namespace) -> int:
+    import asyncio
+    import json
+
+    from core.mcp.report import list_servers
+    from core.settings.read import load_settings
+    from core.trust import is_trusted
+
+    project = (args.cwd or Path.cwd()).resolve()
+    settings = load_settings(project)
+    for problem in settings.problems:
+        print(f"proctor: {problem}", file=sys.stderr)
+    if not settings.mcp_servers:
+        if not args.json:
+            print(
+                f"No MCP servers are configured for {project}: add them to .mcp.json in the "
+                "project or to mcpServers in a settings file."
+            )
+        return 0
+    reports = asyncio.run(
+        list_servers(settings.mcp_servers, cwd=project, trusted=is_trusted(project))
+    )
+    if args.json:
+        for report in reports:
+            print(json.dumps(report.as_json()))
+    else:
+        print("\n\n".join(report.as_text() for report in reports))
+    return 0 if all(r.state == "ready" for r in reports) else 1
 
 
 def run_print(args: argparse.Namespace) -> int:

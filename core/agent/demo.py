@@ -27,6 +27,7 @@ import json
 import random
 import re
 import shutil
+import sys
 import tempfile
 from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
@@ -238,7 +239,8 @@ def copy_sample_project(dest: Path) -> Path:
 
     The project's `build/` directory is made here rather than shipped: it is gitignored,
     in proctor's repository as in the sample, and the demo uses it to show that searches
-    skip ignored files.
+    skip ignored files. The copy's `.mcp.json` runs the sample's MCP server with proctor's
+    own Python, which has the MCP SDK (the `python3` on PATH may not).
     """
     if dest.exists() and any(dest.iterdir()):
         raise FileExistsError(f"{dest} is not empty; the sample project needs an empty directory")
@@ -251,7 +253,16 @@ def copy_sample_project(dest: Path) -> Path:
     stale = dest / "build" / "lib" / "textstats"
     stale.mkdir(parents=True)
     shutil.copy2(dest / "textstats" / "counts.py", stale / "counts.py")
+    _use_own_python(dest / ".mcp.json")
     return dest.resolve()
+
+
+def _use_own_python(config: Path) -> None:
+    data = json.loads(config.read_text())
+    for server in data.get("mcpServers", {}).values():
+        if server.get("command") == "python3":
+            server["command"] = sys.executable
+    config.write_text(json.dumps(data, indent=2) + "\n")
 
 
 def demo_workspace(scenario: Scenario, cwd: Path | None = None) -> Path:

@@ -114,7 +114,10 @@ def prepare_session(options: SessionOptions) -> PreparedSession:
         session=session,
         history=history,
         scenario=scenario,
-        previously_trusted=is_trusted(cwd),
+        # The demo's scratch copy of proctor's own sample is trusted as shipped (its MCP
+        # server starts); a scenario run in the user's directory asks like any session.
+        previously_trusted=is_trusted(cwd)
+        or (scenario is not None and scenario.workspace != "cwd"),
         notes=notes,
         restored=restored,
     )

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
@@ -36,6 +37,7 @@ from ..tool import (
     failure,
     shorten,
 )
+from ..settings.mcp_servers import McpServerConfig
 from .connection import McpCallError, ServerConnection
 from .content import content_text, render_content
 from .names import tool_name
@@ -149,6 +151,20 @@ class McpTool(Tool[McpArguments, McpOutput]):
         if isinstance(data, McpOutput):
             return [dict(block) for block in data.content]
         return data
+
+
+def configured_tool(config: McpServerConfig, remote_name: str) -> McpTool:
+    """A server's tool known only by name, for `proctor check`, which starts no server: any
+    object is accepted as its input, and without the server's hints it is not read-only."""
+    from mcp.types import Tool as ListedTool
+
+    listed = ListedTool(name=remote_name, input_schema={"type": "object"})
+    connection = ServerConnection(config, cwd=Path.cwd(), log_dir=None, on_change=_ignore)
+    return McpTool(listed, connection)
+
+
+def _ignore(_: object) -> None:
+    return None
 
 
 def usable_schema(schema: Any) -> dict[str, Any]:

@@ -233,3 +233,49 @@ def _allowing(rule: str) -> ToolPermissionContext:
     from core.access.rules import parse_rule
 
     return ToolPermissionContext().with_rules(parse_rule(rule, "allow"))
+
+
+async def test_esc_cancels_a_call_the_server_is_still_working_on(tmp_path: Path) -> None:
+    from core.abort import AbortController
+    from core.executor.streaming import StreamingToolExecutor
+
+    mcp, _ = servers(fixture_config("fx"), log_dir=tmp_path)
+    try:
+        await mcp.ready()
+        turn = AbortController()
+        context = make_context(
+            mcp.tools(), tmp_path, permission_context=_allowing("mcp__fx"), abort=turn
+        )
+        recorder = EventRecorder()
+        executor = StreamingToolExecutor(make_services(recorder), context)
+        executor.add_tool(ToolCall("w", "mcp__fx__wait", {}))
+        await eventually(lambda: "started" in recorder.kinds("w"), "the call starting")
+        turn.abort("interrupt")
+        updates = [u async for u in executor.get_remaining_results()]
+        (outcome,) = [u.outcome for u in updates if hasattr(u, "outcome")]
+        assert outcome.cancelled == "user_interrupted"
+        # The server itself carries on for the next call.
+        after, _ = await _run(
+            make_context(mcp.tools(), tmp_path, permission_context=_allowing("mcp__fx")),
+            "mcp__fx__echo",
+            {"text": "still serving"},
+        )
+        assert after.block["content"] == "still serving"
+    finally:
+        await mcp.close()
+
+
+async def test_closing_stops_every_server_process(tmp_path: Path) -> None:
+    import os
+
+    mcp, recorder = servers(fixture_config("a"), fixture_config("b"), log_dir=tmp_path)
+    await mcp.ready()
+    context = make_context(mcp.tools(), tmp_path, permission_context=_allowing("mcp__a"))
+    pid_a, _ = await _run(context, "mcp__a__pid", {})
+    context = make_context(mcp.tools(), tmp_path, permission_context=_allowing("mcp__b"))
+    pid_b, _ = await _run(context, "mcp__b__pid", {})
+    await mcp.close()
+    for pid in (int(str(pid_a.block["content"])), int(str(pid_b.block["content"]))):
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    assert states(recorder, "a")[-1] == "closed" and states(recorder, "b")[-1] == "closed"
