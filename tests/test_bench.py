@@ -32,6 +32,8 @@ def test_the_runner_lists_every_figure_the_issues_name():
         "sandbox_overhead_ms",
         "sandbox_probe_ms",
         "false_refusal_rate",
+        "mcp_call_overhead_ms",
+        "mcp_startup_parallel_ratio",
     ):
         assert figure in listed
 
