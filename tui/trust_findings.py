@@ -2,10 +2,12 @@
 
 Why it is a separate, pure module: it reads only the `Settings` value the engine already
 loaded (no files, no Textual), so it can be tested without a screen and reused by a
-headless front end. It lists exactly what trust changes: hooks (they run commands), allow
-rules, extra directories and a default mode (set aside while untrusted); deny and ask rules
-are listed too because people like to know they are there, though they always apply.
-An empty list means the project has no settings files of its own: nothing to ask about.
+headless front end. It lists exactly what trust changes: hooks and MCP servers (they run
+programs; a server is shown with the command or URL it would start, after `${VAR}`s are filled
+in, since that is what would run), allow rules, extra directories and a default mode (set
+aside while untrusted); deny and ask rules are listed too because people like to know they are
+there, though they always apply. An empty list means the project has no settings files of its
+own (`.mcp.json` counts as one): nothing to ask about.
 """
 
 from __future__ import annotations
@@ -45,6 +47,10 @@ def trust_findings(settings: Settings, project: Path) -> list[str]:
         if commands:
             events = list(dict.fromkeys(event for event, _ in commands))
             parts.append(f"{_count(len(commands), 'hook')} ({', '.join(events)})")
+        servers = [server for server in settings.mcp_servers if server.path == path]
+        if servers:
+            shown = "; ".join(f"{server.name}: {server.target}" for server in servers)
+            parts.append(f"{_count(len(servers), 'MCP server')} ({shown})")
         for behavior in ("allow", "deny", "ask"):
             rules = [r for r in settings.rules if r.path == path and r.behavior == behavior]
             if rules:
@@ -61,6 +67,7 @@ def trust_findings(settings: Settings, project: Path) -> list[str]:
             parts.append(_count(len(directories), "additional directory", "additional directories"))
         if settings.default_mode is not None and settings.default_mode_source == source:
             parts.append(f"default mode {settings.default_mode}")
-        summary = ", ".join(parts) if parts else "settings (no hooks or rules)"
+        empty = "no MCP servers" if source == "mcp-json" else "settings (no hooks or rules)"
+        summary = ", ".join(parts) if parts else empty
         lines.append(f"{_shown(path, project)}: {summary}")
     return lines

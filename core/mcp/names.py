@@ -4,7 +4,8 @@ The API takes tool names of letters, digits, `_` and `-`, at most 64 characters.
 tool whose full name breaks that cannot be offered at all: it is reported and skipped, never
 renamed behind the user's back (a renamed tool would no longer match the rules and hooks
 written for its real name). `__` separates server from tool, so a server name may not hold
-it (the settings reader refuses such a name); a tool name may, and everything after the
+it (the settings reader refuses such a name: `server_name_problem`, kept with the settings
+values because settings sit below this package); a tool name may, and everything after the
 server's `__` is the tool.
 """
 
@@ -13,9 +14,9 @@ from __future__ import annotations
 import re
 
 from ..access.rules import MCP_PREFIX
+from ..settings.mcp_servers import server_name_problem as server_name_problem
 
 API_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
-SERVER_NAME = re.compile(r"[A-Za-z0-9_-]+")
 
 
 def tool_name(server: str, tool: str) -> str:
@@ -36,20 +37,6 @@ def display_name(name: str) -> str:
     """`github › create_issue` for `mcp__github__create_issue`; other names as they are."""
     parts = split_tool_name(name)
     return name if parts is None else f"{parts[0]} › {parts[1]}"
-
-
-def server_name_problem(server: str) -> str | None:
-    """Why `server` cannot name an MCP server, or None when it can."""
-    if not SERVER_NAME.fullmatch(server):
-        return (
-            f"the server name {server!r} cannot be part of a tool name: use letters, digits, "
-            "`_` and `-`"
-        )
-    if "__" in server:
-        return f"the server name {server!r} holds `__`, which separates a server from its tool"
-    if len(tool_name(server, "x")) > 64:
-        return f"the server name {server!r} is too long for its tools' names (64 at most)"
-    return None
 
 
 def tool_name_problem(server: str, tool: str) -> str | None:

@@ -1,10 +1,13 @@
-"""Settings files (user / project / local / `.claude` / `--settings` / CLI) into config values.
+"""Settings files (user / project / local / `.claude` / `.mcp.json` / `--settings` / CLI) into
+config values.
 
 A package because reading, writing and finding the files change for different reasons, and
 the reader alone is more than a module should hold. Import from the module that owns a name:
 
 - `values`: `Settings`, `HookEntry`, `HookCommand`, the sources (`SettingsSource`,
   `PROJECT_SOURCES`): what the rest of proctor receives; it never reads a file itself.
+- `mcp_servers`: `McpServerConfig`, one typed MCP server (`Settings.mcp_servers`), how an
+  `mcpServers` entry is read into one (`${VAR}`s filled in), and which server names work.
 - `read`: `load_settings`, every source read and merged, highest first.
 - `parse`: one file's object checked key by key into a layer, each bad part reported.
 - `problems`: `SettingsProblem`, and finding a problem's line and column in the text.

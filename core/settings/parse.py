@@ -5,7 +5,9 @@ the wrong type skips just that key (or that list element), a bad rule skips just
 each is a `SettingsProblem` naming file, line and column. Unknown keys are ignored so newer
 files work with older proctors, except inside the `sandbox` section: a sandbox setting that is
 misspelt or unsupported would quietly leave commands less fenced than the user meant, so it is
-reported.
+reported. A project's `.mcp.json` is read for its `mcpServers` alone: its other keys belong
+to the tools that wrote it, and must not add hooks or rules. Each server entry is read by
+`mcp_servers.read_servers`.
 
 `additionalDirectories` resolve against the directory of the file declaring them (`~`
 expands), so a file means the same thing whichever directory proctor starts in. Merging the
@@ -24,6 +26,7 @@ from ..access.context import PERMISSION_MODES, PermissionMode, PermissionRule, R
 from ..access.modes import parse_cycle
 from ..access.rules import RuleSyntaxError, parse_rule, rule_problem
 from ..hooks import HOOK_EVENTS, HookEvent
+from .mcp_servers import McpServerConfig, read_servers
 from .problems import JsonPath, SettingsProblem, dotted, kind_of, line_column, locate
 from .sandbox import FILESYSTEM_KEYS, LIST_KEYS, SCALAR_KEYS, UNSUPPORTED_KEYS
 from .values import DEFAULT_HOOK_TIMEOUT_S, HookCommand, HookEntry, SettingsSource
@@ -43,7 +46,8 @@ class Layer:
     model: str | None = None
     directories: list[Path] = field(default_factory=list)
     hooks: list[HookEntry] = field(default_factory=list)
-    mcp_servers: dict[str, Any] = field(default_factory=dict)
+    mcp_servers: dict[str, McpServerConfig | None] = field(default_factory=dict)
+    """By name; None for a server reported and not started (it still claims its name)."""
     read_claude: bool | None = None
     sandbox: dict[str, Any] = field(default_factory=dict)
 
@@ -74,6 +78,9 @@ class FileParser:
         )
 
     def parse(self, data: dict[str, Any]) -> None:
+        if self.layer.source == "mcp-json":
+            self.mcp_servers(data.get("mcpServers", {}))
+            return
         permissions = data.get("permissions")
         if permissions is not None:
             if isinstance(permissions, dict):
@@ -89,11 +96,7 @@ class FileParser:
             else:
                 self.problem(("model",), f"must be a model name, not {kind_of(model)}")
         if "mcpServers" in data:
-            servers = data["mcpServers"]
-            if isinstance(servers, dict):
-                self.layer.mcp_servers = servers
-            else:
-                self.problem(("mcpServers",), f"must be an object, not {kind_of(servers)}")
+            self.mcp_servers(data["mcpServers"])
         if "sandbox" in data:
             self.sandbox(data["sandbox"])
         if "readClaudeSettings" in data:
@@ -104,6 +107,13 @@ class FileParser:
                 self.problem(
                     ("readClaudeSettings",), f"must be true or false, not {kind_of(value)}"
                 )
+
+    def mcp_servers(self, servers: Any) -> None:
+        if not isinstance(servers, dict):
+            self.problem(("mcpServers",), f"must be an object, not {kind_of(servers)}")
+            return
+        layer = self.layer
+        layer.mcp_servers = read_servers(servers, layer.source, layer.path, self.problem)
 
     def permissions(self, permissions: dict[str, Any]) -> None:
         for behavior in _BEHAVIORS:

@@ -1,9 +1,9 @@
 """Where each settings file lives: the per-source paths of a project and of the user.
 
-Only `<cwd>` is searched for `.proctor/` and `.claude/` (no walk up to parents): the project is
-the directory proctor runs in, and `remember_allow_rule` writes exactly there. The user's file
-is in the user config directory (`PROCTOR_CONFIG_DIR` or the platform's). The `--settings` file
-and the CLI flags have no place of their own; the reader takes them as given.
+Only `<cwd>` is searched for `.proctor/`, `.claude/` and `.mcp.json` (no walk up to parents):
+the project is the directory proctor runs in, and `remember_allow_rule` writes exactly there.
+The user's file is in the user config directory (`PROCTOR_CONFIG_DIR` or the platform's). The
+`--settings` file and the CLI flags have no place of their own; the reader takes them as given.
 """
 
 from __future__ import annotations
@@ -21,5 +21,6 @@ def settings_paths(cwd: Path) -> dict[SettingsSource, Path]:
         "project": cwd / ".proctor" / "settings.json",
         "claude-local": cwd / ".claude" / "settings.local.json",
         "claude-project": cwd / ".claude" / "settings.json",
+        "mcp-json": cwd / ".mcp.json",
         "user": user_config_dir() / "settings.json",
     }

@@ -3,7 +3,8 @@
 Sources, highest first: CLI flags (`--allow/--deny/--ask`), the `--settings FILE`
 ("flag-settings"), `.proctor/settings.local.json` ("local"), `.proctor/settings.json`
 ("project"), a project's `.claude/settings.local.json` and `.claude/settings.json`
-("claude-local", "claude-project"), and `settings.json` in the user config directory ("user").
+("claude-local", "claude-project"), the project's `.mcp.json` ("mcp-json": its `mcpServers`
+only), and `settings.json` in the user config directory ("user").
 
 - Startup and `proctor check` call `load_settings` every time, so the happy path is plain
   `json.loads` per file; line and column are found only for a problem (`problems.py`).
@@ -11,11 +12,13 @@ Sources, highest first: CLI flags (`--allow/--deny/--ask`), the `--settings FILE
   missing file is silent unless it was named with `--settings`. An empty (whitespace-only)
   file counts as `{}`: editors and `touch` create them.
 - Scalars (`defaultMode`, `modeCycle`, `readClaudeSettings`, `model`) come from the highest
-  source that sets them; `mcpServers` merge by name, the higher source winning a name; rules,
-  hooks and directories from every source are kept, in order (a directory once).
+  source that sets them; `mcpServers` merge by name, the higher source winning a name (even
+  with an entry too broken to start: the server is then not started at all); rules, hooks and
+  directories from every source are kept, in order (a directory once).
 - `.claude` files are read unless `"readClaudeSettings": false` is set in a proctor file
   (user, project, local or the `--settings` file; highest wins) or the environment has
-  `PROCTOR_NO_CLAUDE_SETTINGS` set to 1/true/yes/on.
+  `PROCTOR_NO_CLAUDE_SETTINGS` set to 1/true/yes/on. `.mcp.json` is read either way: it is
+  the shared MCP file of several tools, not Claude's settings.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from typing import Any, cast
 
 from ..access.context import RuleBehavior
 from ..access.rules import RuleSyntaxError, parse_rule
+from .mcp_servers import McpServerConfig
 from .parse import FileParser, Layer
 from .paths import settings_paths
 from .problems import SettingsProblem, kind_of
@@ -144,11 +148,13 @@ def load_settings(
             (layer.read_claude for layer in file_layers.values() if layer.read_claude is not None),
             True,
         )
+        others: list[SettingsSource] = ["mcp-json"]
         if read_claude and not _claude_disabled_by_env():
-            for source in ("claude-local", "claude-project"):
-                layer = _file_layer(source, paths[source], problems, tool_names)
-                if layer is not None:
-                    file_layers[source] = layer
+            others = ["claude-local", "claude-project", *others]
+        for source in others:
+            layer = _file_layer(source, paths[source], problems, tool_names)
+            if layer is not None:
+                file_layers[source] = layer
         layers += [file_layers[s] for s in SETTINGS_SOURCES if s in file_layers]
     return _merge(layers, problems)
 
@@ -156,7 +162,7 @@ def load_settings(
 def _merge(layers: list[Layer], problems: list[SettingsProblem]) -> Settings:
     """Layers come highest first: the first scalar wins, lists keep every item in order."""
     directories: dict[Path, SettingsSource] = {}
-    servers: dict[str, Any] = {}
+    servers: dict[str, McpServerConfig | None] = {}
     for layer in layers:
         for directory in layer.directories:
             directories.setdefault(directory, layer.source)
@@ -178,7 +184,7 @@ def _merge(layers: list[Layer], problems: list[SettingsProblem]) -> Settings:
         additional_directories=tuple(directories),
         directory_sources=tuple(directories.values()),
         hooks=tuple(entry for layer in layers for entry in layer.hooks),
-        mcp_servers=MappingProxyType(servers),
+        mcp_servers=tuple(server for _, server in sorted(servers.items()) if server is not None),
         files=tuple(cast(Path, layer.path) for layer in with_files),
         problems=tuple(problems),
         file_sources=tuple(layer.source for layer in with_files),

@@ -1,32 +1,36 @@
 """What the settings files say, as plain immutable values: `Settings` and its hook entries.
 
-The permission layer, the hook runner and the executor receive these and never read a file
-themselves. Every rule keeps the source and the file it came from, and rules from every source
-are kept: the decision chain makes a deny anywhere beat an allow anywhere, so nothing that
-builds a `Settings` may drop a rule. Each source is named (`SettingsSource`) so that what a
-cloned project set (`PROJECT_SOURCES`) can be told apart from what the user set.
+The permission layer, the hook runner, the executor and the MCP connections receive these and
+never read a file themselves (a server is an `McpServerConfig`, from `mcp_servers.py`). Every
+rule keeps the source and the file it came from, and rules from every source are kept: the
+decision chain makes a deny anywhere beat an allow anywhere, so nothing that builds a
+`Settings` may drop a rule. Each source is named (`SettingsSource`) so that what a cloned
+project set (`PROJECT_SOURCES`) can be told apart from what the user set; a project's
+`.mcp.json` ("mcp-json") is one of those, since the servers it names are programs it runs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from types import MappingProxyType
-from typing import Any, Literal, get_args
+from typing import Literal, get_args
 
 from ..access.context import PermissionMode, PermissionRule
 from ..hooks import HookEvent
+from .mcp_servers import McpServerConfig
 from .problems import SettingsProblem
 from .sandbox import SandboxLayer
 
 SettingsSource = Literal[
-    "cli", "flag-settings", "local", "project", "claude-local", "claude-project", "user"
+    "cli", "flag-settings", "local", "project", "claude-local", "claude-project", "mcp-json", "user"
 ]
 SETTINGS_SOURCES: tuple[SettingsSource, ...] = get_args(SettingsSource)
 
-PROJECT_SOURCES: frozenset[str] = frozenset({"local", "project", "claude-local", "claude-project"})
-"""Sources a cloned repository controls: their hooks run only in a trusted project."""
+PROJECT_SOURCES: frozenset[str] = frozenset(
+    {"local", "project", "claude-local", "claude-project", "mcp-json"}
+)
+"""Sources a cloned repository controls: their hooks run and their MCP servers start only in a
+trusted project."""
 
 DEFAULT_HOOK_TIMEOUT_S = 60.0
 
@@ -63,7 +67,8 @@ class Settings:
     default_mode: PermissionMode | None = None
     additional_directories: tuple[Path, ...] = ()
     hooks: tuple[HookEntry, ...] = ()
-    mcp_servers: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    mcp_servers: tuple[McpServerConfig, ...] = ()
+    """Every usable server, sorted by name; a name is the highest source's that declares it."""
     files: tuple[Path, ...] = ()
     problems: tuple[SettingsProblem, ...] = ()
     file_sources: tuple[SettingsSource, ...] = ()

@@ -116,3 +116,14 @@ async def test_batch_answers_every_line_in_order_and_bad_lines_get_errors(projec
     }
     assert answers[0]["read_only"] is True and answers[0]["concurrency_safe"] is True
     assert "yolo" in answers[5]["error"]
+
+
+async def test_a_project_mcp_json_is_read_and_its_problems_reported(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("PROCTOR_CONFIG_DIR", str(tmp_path / "config"))
+    root = tmp_path / "cloned"
+    root.mkdir()
+    (root / ".mcp.json").write_text('{"mcpServers": {"old": {"type": "sse", "url": "https://x"}}}')
+    result = await Checker(TOOLS, cwd=root).check(CheckRequest("Read", {"file_path": "a.py"}))
+    (problem,) = result.problems
+    assert problem.startswith(f"{root / '.mcp.json'}:1:") and '"sse" is not supported' in problem
+    assert "this project is not trusted yet, as a new session would see it" in result.notes

@@ -68,6 +68,7 @@ def test_every_source_contributes_highest_first(project: Path, home: Path) -> No
         project / ".claude/settings.local.json", perms(allow=["Grep(claudelocal)"])
     )
     claude = write(project / ".claude/settings.json", perms(allow=["Grep(claude)"]))
+    mcp_json = write(project / ".mcp.json", {"mcpServers": {"github": {"command": "npx"}}})
     user = write(home / "settings.json", perms(allow=["Grep(user)"], ask=["Write"]))
 
     settings = load_settings(project, allow=["Grep(cli)"], settings_file=flag)
@@ -83,7 +84,16 @@ def test_every_source_contributes_highest_first(project: Path, home: Path) -> No
     ]
     assert rule_strings(settings, "deny") == [("Bash", "project")]
     assert rule_strings(settings, "ask") == [("Write", "user")]
-    assert settings.files == (flag, local, proj, claude_local, claude, user)
+    assert settings.files == (flag, local, proj, claude_local, claude, mcp_json, user)
+    assert settings.file_sources == (
+        "flag-settings",
+        "local",
+        "project",
+        "claude-local",
+        "claude-project",
+        "mcp-json",
+        "user",
+    )
     by_path = {rule.path for rule in settings.rules}
     assert by_path == {None, flag, local, proj, claude_local, claude, user}
     assert settings.problems == ()
@@ -122,13 +132,6 @@ def test_additional_directories_resolve_against_their_file(
         (home / "notes").resolve(),
         (Path.home() / "docs").resolve(),
     )
-
-
-def test_mcp_servers_merge_by_name_higher_source_wins(project: Path, home: Path) -> None:
-    write(home / "settings.json", {"mcpServers": {"a": {"command": "user-a"}, "b": {"x": 1}}})
-    write(project / ".proctor/settings.json", {"mcpServers": {"a": {"command": "project-a"}}})
-    servers = load_settings(project).mcp_servers
-    assert dict(servers) == {"a": {"command": "project-a"}, "b": {"x": 1}}
 
 
 def test_hooks_are_read_with_their_source(project: Path, home: Path) -> None:

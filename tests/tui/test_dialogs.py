@@ -517,6 +517,32 @@ def test_trust_findings_lists_hooks_rules_and_directories(isolated_home: Path):
     ]
 
 
+def test_trust_findings_lists_the_mcp_servers_a_project_would_start(isolated_home: Path):
+    project = isolated_home
+    (project / ".mcp.json").write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "github": {"command": "npx", "args": ["-y", "server-github"]},
+                    "docs": {"type": "http", "url": "https://docs.example/mcp"},
+                    "shadowed": {"command": "./from-mcp-json"},
+                }
+            }
+        )
+    )
+    (project / ".proctor").mkdir()
+    (project / ".proctor" / "settings.json").write_text(
+        json.dumps({"mcpServers": {"shadowed": {"command": "./wins"}}})
+    )
+    findings = trust_findings(load_settings(project), project)
+    assert findings == [
+        ".proctor/settings.json: 1 MCP server (shadowed: ./wins)",
+        ".mcp.json: 2 MCP servers (docs: https://docs.example/mcp; github: npx -y server-github)",
+    ]
+    (project / ".mcp.json").write_text('{"mcpServers": {}}')
+    assert trust_findings(load_settings(project), project)[1] == ".mcp.json: no MCP servers"
+
+
 def test_trust_findings_is_empty_without_project_settings(isolated_home: Path):
     config = Path(isolated_home.parent / "config")
     config.mkdir()

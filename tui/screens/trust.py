@@ -1,7 +1,8 @@
 """The trust question, asked once per project that brings its own settings or hooks.
 
 Why it is shaped this way: a cloned repository's `.proctor/` (or `.claude/`) files may hold
-hook commands and allow rules; they must not act before the person has seen them. The screen
+hook commands and allow rules, and its `.mcp.json` names MCP servers, which are programs it
+would start; none of them may act before the person has seen them. The screen
 shows what was found (lines from `tui.trust_findings.trust_findings`), says plainly what
 trusting changes, and answers a plain `bool`: True trusts (the app then calls
 `core.trust.trust`), False keeps the project's widening settings set aside for this session.
@@ -23,9 +24,10 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 EXPLANATION = (
-    "Trusting it means its hooks run (they are shell commands), and its allow rules, extra "
-    "directories and default mode apply. If you do not trust it, those are set aside; its "
-    "deny and ask rules still apply. proctor remembers a yes for this directory only."
+    "Trusting it means its hooks run (they are shell commands), its MCP servers start (they "
+    "are programs too), and its allow rules, extra directories and default mode apply. If you "
+    "do not trust it, those are set aside; its deny and ask rules still apply. proctor "
+    "remembers a yes for this directory only."
 )
 
 
