@@ -37,9 +37,9 @@ from .permissions.setup import permission_context_from
 from .registry import known_tool_names
 from .sandbox.support import SandboxSupport, probe
 from .settings import sandbox as sandbox_config
+from .settings.mcp_servers import McpServerConfig
 from .settings.read import load_settings
 from .settings.sandbox import SandboxSettings
-from .settings.mcp_servers import McpServerConfig
 from .settings.values import PROJECT_SOURCES, Settings
 from .tool import AnyTool, ToolContext, ToolOptions, ToolPool
 from .trust import is_trusted

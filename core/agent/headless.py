@@ -19,8 +19,15 @@ from typing import Any, Literal, TextIO
 
 from .. import __version__
 from ..access.context import PermissionMode
-from ..events import EngineEvent, ToolCancelled, ToolCompleted, ToolEvent, ToolQueued
-from .live import open_session, prepare_session
+from ..events import (
+    EngineEvent,
+    McpServerChanged,
+    ToolCancelled,
+    ToolCompleted,
+    ToolEvent,
+    ToolQueued,
+)
+from .live import LiveSession, open_session, prepare_session
 from .loop import AssistantMessage, TextDelta, TurnEnded, TurnError, UserMessage
 from .model import MissingApiKey
 from .options import SessionOptions
@@ -66,8 +73,20 @@ class _Printer:
     final: str = ""
     """The text of the last assistant message: the run's answer."""
     summaries: dict[str, str] = field(default_factory=dict)
+    held: list[EngineEvent] | None = field(default_factory=list)
+    """stream-json: events from before the `init` line (MCP servers starting), written
+    after it so that a reader's first line is always `init`; None once it is written."""
+
+    def begin(self, init: dict[str, Any]) -> None:
+        self._line(init)
+        held, self.held = self.held or [], None
+        for event in held:
+            self(event)
 
     def __call__(self, event: EngineEvent) -> None:
+        if self.held is not None and self.output_format == "stream-json":
+            self.held.append(event)
+            return
         if isinstance(event, TextDelta):
             self.text.append(event.text)
         elif isinstance(event, AssistantMessage):
@@ -98,6 +117,10 @@ class _Printer:
             self.text.append("\n")
         elif isinstance(event, TurnError):
             print(f"proctor: {event.message}", file=sys.stderr)
+        elif isinstance(event, McpServerChanged) and event.state in ("failed", "crashed"):
+            what = "failed to start" if event.state == "failed" else "crashed"
+            detail = event.detail.replace("\n", "\n  ")
+            print(f"proctor: MCP server {event.server} {what}: {detail}", file=sys.stderr)
         elif isinstance(event, ToolQueued):
             self.summaries[event.tool_use_id] = f"{event.tool_name}({event.summary})"
         elif isinstance(event, ToolCompleted | ToolCancelled):
@@ -113,6 +136,18 @@ class _Printer:
     def _line(self, record: dict[str, Any]) -> None:
         self.out.write(json.dumps(record, default=str) + "\n")
         self.out.flush()
+
+
+def _server_states(live: LiveSession) -> list[dict[str, Any]]:
+    servers = live.mcp
+    if servers is None:
+        return []
+    states = [
+        {"name": name, "status": connection.state, "tools": connection.tool_count}
+        for name, connection in servers.connections.items()
+    ]
+    states += [{"name": c.name, "status": "skipped", "tools": 0} for c in servers.untrusted]
+    return sorted(states, key=lambda state: str(state["name"]))
 
 
 _SANDBOX_WORDS = {
@@ -153,11 +188,12 @@ async def run_headless(options: HeadlessOptions, out: TextIO = sys.stdout) -> in
     for note in live.notes:
         print(f"proctor: {note}", file=sys.stderr)
     await live.sandbox.support()
+    await live.offer_mcp_tools()  # the init line lists them, and says which servers failed
     sandbox = live.sandbox.status()
     if not sandbox.endswith("files+net"):  # said once: a weaker sandbox, or none at all
         print(f"proctor: {sandbox}", file=sys.stderr)
     if options.output_format == "stream-json":
-        printer._line(
+        printer.begin(
             {
                 "type": "system",
                 "subtype": "init",
@@ -168,6 +204,7 @@ async def run_headless(options: HeadlessOptions, out: TextIO = sys.stdout) -> in
                 "model": live.model.model,
                 "version": __version__,
                 "sandbox": sandbox,
+                "mcp_servers": _server_states(live),
             }
         )
     started = time.monotonic()

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
+from ..settings.mcp_servers import McpServerConfig
 from ..tool import (
     PASSTHROUGH,
     PermissionResult,
@@ -37,7 +38,6 @@ from ..tool import (
     failure,
     shorten,
 )
-from ..settings.mcp_servers import McpServerConfig
 from .connection import McpCallError, ServerConnection
 from .content import content_text, render_content
 from .names import tool_name

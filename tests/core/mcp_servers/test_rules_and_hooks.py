@@ -29,7 +29,7 @@ async def _close_sessions():
 
 @pytest.fixture
 async def fx(tmp_path: Path):
-    mcp, recorder = servers(fixture_config("fx"), log_dir=tmp_path / "logs")
+    mcp, _recorder = servers(fixture_config("fx"), log_dir=tmp_path / "logs")
     await mcp.ready()
     yield mcp
     await mcp.close()
@@ -67,9 +67,7 @@ async def test_a_tool_rule_does_not_cover_its_sibling(fx, tmp_path: Path) -> Non
     assert outcome.block["content"] == "wiped x"
 
 
-async def test_without_a_rule_a_tool_asks_and_a_read_only_one_does_not(
-    fx, tmp_path: Path
-) -> None:
+async def test_without_a_rule_a_tool_asks_and_a_read_only_one_does_not(fx, tmp_path: Path) -> None:
     _, asked = await _decide(fx, tmp_path, "mcp__fx__echo", {"text": "hi"}, _permissions())
     assert [r.tool_name for r in asked.requests] == ["mcp__fx__echo"]
     added, silent = await _decide(fx, tmp_path, "mcp__fx__add", {"a": 1, "b": 1}, _permissions())
@@ -159,7 +157,9 @@ async def test_hooks_match_mcp_names_and_may_replace_the_output(fx, tmp_path: Pa
         "print(json.dumps({'hookSpecificOutput': {'hookEventName': 'PostToolUse',\n"
         "    'updatedMCPToolOutput': [{'type': 'text', 'text': 'redacted by a hook'}]}}))\n",
     )
-    context = make_context(fx.tools(), tmp_path, permission_context=_permissions(("allow", "mcp__fx")))
+    context = make_context(
+        fx.tools(), tmp_path, permission_context=_permissions(("allow", "mcp__fx"))
+    )
     services = make_services(hooks=_hooks(tmp_path, post))
     outcome = await run_tool_use(
         ToolCall("t", "mcp__fx__echo", {"text": "a secret"}), services, context
@@ -178,7 +178,9 @@ async def test_a_pre_tool_use_hook_can_block_an_mcp_tool(fx, tmp_path: Path) -> 
         "mcp__fx__wipe",
         "import sys\nprint('wiping is not allowed here', file=sys.stderr)\nsys.exit(2)\n",
     )
-    context = make_context(fx.tools(), tmp_path, permission_context=_permissions(("allow", "mcp__fx")))
+    context = make_context(
+        fx.tools(), tmp_path, permission_context=_permissions(("allow", "mcp__fx"))
+    )
     services = make_services(hooks=_hooks(tmp_path, pre))
     outcome = await run_tool_use(
         ToolCall("t", "mcp__fx__wipe", {"target": "all"}), services, context
