@@ -133,7 +133,10 @@ class ServerConnection:
                 raise
             except Exception as error:
                 await self._stop_runner()
-                self._set("failed", self._with_stderr(describe_error(error)))
+                reason = describe_error(error)
+                if self.config.transport == "http":
+                    reason = f"{self.config.url} did not answer as an MCP server ({reason})"
+                self._set("failed", self._with_stderr(reason))
                 return False
             self.listed = listed
             # The owner makes tools of the listing first, so "ready" comes with their count.

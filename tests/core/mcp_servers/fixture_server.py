@@ -7,6 +7,8 @@
 - `bad-tools`: tools whose names or schemas proctor cannot offer, beside one good tool.
 - `collide`: a tool named like a built-in (`Read`).
 - `slow-start`: sleeps `argv[2]` seconds, then serves like `normal`.
+- `http`: serves like `normal`, over streamable HTTP on 127.0.0.1, port `argv[2]`; its
+  `header` tool says what a request header was.
 
 `crash` (in every serving manner) exits the process in the middle of its call; `huge`
 returns `n` characters; `wait` sleeps until cancelled.
@@ -136,6 +138,16 @@ if MODE == "bad-tools":
         "properties": {"n": {"type": 12}},
     }
 
+if MODE == "http":
+    from mcp.server.mcpserver import Context
+
+    @server.tool()
+    def header(name: str, ctx: Context) -> str:
+        """The value of a header of the HTTP request that carried this call."""
+        request = ctx.request_context.request
+        return str(request.headers.get(name) if request is not None else None)
+
+
 if MODE == "collide":
 
     @server.tool(name="Read")
@@ -145,4 +157,7 @@ if MODE == "collide":
 
 
 if __name__ == "__main__":
-    server.run()
+    if MODE == "http":
+        server.run("streamable-http", port=int(sys.argv[2]))
+    else:
+        server.run()

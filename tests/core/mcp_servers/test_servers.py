@@ -279,3 +279,51 @@ async def test_closing_stops_every_server_process(tmp_path: Path) -> None:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
     assert states(recorder, "a")[-1] == "closed" and states(recorder, "b")[-1] == "closed"
+
+
+async def test_a_streamable_http_server_by_url_with_its_headers(tmp_path: Path) -> None:
+    import asyncio
+    import socket
+    import subprocess
+    import sys
+
+    from core.settings.mcp_servers import McpServerConfig
+
+    from .helpers import FIXTURE
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, str(FIXTURE), "http", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+    def listening() -> bool:
+        with socket.socket() as attempt:
+            return attempt.connect_ex(("127.0.0.1", port)) == 0
+
+    try:
+        await eventually(listening, "the HTTP server listening")
+        config = McpServerConfig(
+            "web",
+            "http",
+            "user",
+            url=f"http://127.0.0.1:{port}/mcp",
+            headers={"X-Team": "proctor"},
+        )
+        mcp, recorder = servers(config, log_dir=tmp_path)
+        try:
+            await mcp.ready()
+            assert states(recorder, "web") == ["connecting", "ready"]
+            context = make_context(mcp.tools(), tmp_path, permission_context=_allowing("mcp__web"))
+            added, _ = await _run(context, "mcp__web__add", {"a": 20, "b": 22})
+            assert added.block["content"] == "42"
+            team, _ = await _run(context, "mcp__web__header", {"name": "x-team"})
+            assert team.block["content"] == "proctor"
+        finally:
+            await mcp.close()
+    finally:
+        server.terminate()
+        await asyncio.to_thread(server.wait)
