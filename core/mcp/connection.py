@@ -96,6 +96,8 @@ class ServerConnection:
         self._closing: asyncio.Event | None = None
         self._starting: asyncio.Lock | None = None
         self._closed = False
+        self._log_start = 0
+        """Where this start's lines begin in the log (a restart appends to it)."""
 
     @property
     def name(self) -> str:
@@ -113,6 +115,7 @@ class ServerConnection:
                 return self.state == "ready"
             self._set("connecting")
             await self._stop_runner()
+            self._log_start = _size(self.log_path)
             started: asyncio.Future[tuple[Tool, ...]] = asyncio.get_running_loop().create_future()
             started.add_done_callback(_consume)  # a start given up on still ends with a reason
             self._closing = asyncio.Event()
@@ -201,7 +204,7 @@ class ServerConnection:
         return None if self.log_dir is None else self.log_dir / f"{self.name}.log"
 
     def _with_stderr(self, reason: str) -> str:
-        tail = _tail(self.log_path)
+        tail = _tail(self.log_path, self._log_start)
         return f"{reason}; it wrote:\n{tail}" if tail else reason
 
     async def _abandon_start(self) -> None:
@@ -355,14 +358,22 @@ def _first_problem(error: Any) -> str:
     return f"{where}: {first['msg']}" if where else first["msg"]
 
 
-def _tail(path: Path | None) -> str:
+def _size(path: Path | None) -> int:
+    try:
+        return path.stat().st_size if path is not None else 0
+    except OSError:
+        return 0
+
+
+def _tail(path: Path | None, start: int) -> str:
+    """The last lines written to the log since `start`."""
     if path is None:
         return ""
     try:
         with open(path, "rb") as log:
             log.seek(0, os.SEEK_END)
             size = log.tell()
-            log.seek(max(0, size - 4096))
+            log.seek(max(start, size - 4096))
             text = log.read().decode("utf-8", errors="replace")
     except OSError:
         return ""
