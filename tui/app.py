@@ -35,7 +35,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 
 from core.agent.events import TurnEnded
-from core.events import EngineEvent, ModeChanged
+from core.events import EngineEvent, McpServerChanged, ModeChanged
 from themes import APP_STYLESHEET
 
 from .bridge import EventBridge
@@ -331,6 +331,16 @@ class ProctorApp(KeyActions):
                 self.log.error(f"{type(widget).__name__} could not draw: {error!r}")
         if any(isinstance(e, ModeChanged) for e in events):
             self._show_activity()
+        if any(isinstance(e, McpServerChanged) for e in events):
+            self._show_servers()
+
+    def _show_servers(self) -> None:
+        """An open servers screen follows the servers' states as they change."""
+        from .screens.mcp import McpServersScreen
+
+        for screen in self.screen_stack:
+            if isinstance(screen, McpServersScreen) and screen.is_mounted:
+                screen.show_servers()
 
     def _show_activity(self) -> None:
         screen = self.main_screen

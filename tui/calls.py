@@ -9,6 +9,13 @@ A call moves queued → (waiting for approval ↔ running) → done | failed | c
 that share a `batch_id` were allowed to run together; a batch of one is a serial call. A
 sub-agent's calls carry the Task call's id as `parent` and nest under it. Calls belong to
 the turn in which they were queued; the app starts a turn when it sends a prompt.
+
+The book also keeps the session's MCP servers' states (`servers`, tui/mcp_board.py): they
+come on the same event stream, and the widgets that draw calls draw the servers too (the
+status bar's count, the conversation's notice when one fails), so they find both in one place.
+
+People read an MCP tool as `server › tool` (`CallRecord.display_name`); `tool_name` stays the
+name the engine, the rules and the hooks know.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from typing import Any, Literal
 
 from core.events import (
     EngineEvent,
+    McpServerChanged,
     OutputProgress,
     PermissionAnswered,
     PermissionAsked,
@@ -33,6 +41,9 @@ from core.events import (
     ToolSandboxed,
     ToolStarted,
 )
+from core.mcp.names import display_name
+
+from .mcp_board import McpBoard
 
 CallState = Literal["queued", "waiting", "running", "done", "failed", "cancelled"]
 FINISHED: frozenset[CallState] = frozenset({"done", "failed", "cancelled"})
@@ -87,6 +98,11 @@ class CallRecord:
     @property
     def finished(self) -> bool:
         return self.state in FINISHED
+
+    @property
+    def display_name(self) -> str:
+        """The tool's name as people read it: `github › create_issue` for an MCP tool."""
+        return display_name(self.tool_name)
 
     def elapsed(self, now: float) -> float:
         """Seconds running so far, or the whole duration once finished (0 before start)."""
@@ -154,6 +170,8 @@ class CallBook:
         self.calls: dict[str, CallRecord] = {}
         self.turns: list[Turn] = []
         self._batches: dict[tuple[int, str], Batch] = {}
+        self.servers = McpBoard()
+        """The session's MCP servers, as last reported."""
 
     def set_project(self, cwd: Path | None) -> None:
         self._project_prefix = f"{cwd}/" if cwd is not None else None
@@ -191,6 +209,9 @@ class CallBook:
 
     def apply(self, event: EngineEvent) -> CallRecord | None:
         """Take one event into account; returns the call it changed, if any."""
+        if isinstance(event, McpServerChanged):
+            self.servers.apply(event)
+            return None
         if not isinstance(event, ToolEvent):
             return None
         if isinstance(event, ToolQueued):

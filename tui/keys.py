@@ -16,6 +16,7 @@ from typing import Any
 from textual.binding import Binding
 
 from .app_base import AppBase
+from .mcp_board import SERVERS_KEY
 from .widgets.tool_queue import ToolQueue
 
 
@@ -27,6 +28,7 @@ class KeyActions(AppBase):
         Binding("escape", "interrupt", "Interrupt"),
         Binding("ctrl+o", "saved_outputs", "Saved output"),
         Binding("ctrl+t", "toggle_todos", "Todos"),
+        Binding(SERVERS_KEY, "mcp_servers", "MCP servers"),
         Binding("f1", "help", "Help"),
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
@@ -73,7 +75,7 @@ class KeyActions(AppBase):
         wanted = {resolved(record.persisted), resolved(record.spool)} - {None}
         entry = next((e for e in self.saved_output_entries() if resolved(e.path) in wanted), None)
         if entry is None:
-            self.notify(f"{record.tool_name} {record.summary}: no saved output to show.")
+            self.notify(f"{record.display_name} {record.summary}: no saved output to show.")
             return
         from .screens.viewer import OutputViewerScreen
 
@@ -86,6 +88,25 @@ class KeyActions(AppBase):
         from .screens.help import HelpScreen
 
         self.push_screen(HelpScreen())
+
+    def action_mcp_servers(self) -> None:
+        from core.config_dir import user_config_dir
+
+        from .mcp_board import server_setups
+        from .screens.mcp import McpServersScreen
+
+        if any(isinstance(screen, McpServersScreen) for screen in self.screen_stack):
+            return  # (the palette could open it over itself)
+        self.push_screen(
+            McpServersScreen(
+                self.book.servers,
+                lambda: server_setups(self.live.mcp if self.live is not None else None),
+                user_settings=user_config_dir() / "settings.json",
+            )
+        )
+
+    def on_status_bar_mcp_clicked(self, message: Any) -> None:
+        self.action_mcp_servers()
 
     def action_sessions(self) -> None:
         from .screens.sessions import SessionsScreen

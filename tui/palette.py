@@ -31,6 +31,11 @@ def palette_commands(app: KeyActions) -> Iterator[SystemCommand]:
         "Saved outputs", "Browse tool results saved to disk", app.action_saved_outputs
     )
     yield SystemCommand("Todos", "Show or hide the todo list", app.action_toggle_todos)
+    yield SystemCommand(
+        "MCP servers",
+        "The session's MCP servers: their state, why one failed, their logs",
+        app.action_mcp_servers,
+    )
     yield SystemCommand("Sessions", "This project's sessions", app.action_sessions)
 
 

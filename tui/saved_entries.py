@@ -39,6 +39,6 @@ def saved_output_entries(session_dir: Path, book: CallBook) -> list[SavedOutputE
         if call is None:
             entries.append(SavedOutputEntry.from_output(output))
             continue
-        name = f"{call.tool_name} (running)" if output.running else call.tool_name
+        name = f"{call.display_name} (running)" if output.running else call.display_name
         entries.append(SavedOutputEntry(output, name, call.summary))
     return entries

@@ -27,6 +27,7 @@ from ..events import (
     ToolEvent,
     ToolQueued,
 )
+from ..mcp.names import display_name
 from .live import LiveSession, open_session, prepare_session
 from .loop import AssistantMessage, TextDelta, TurnEnded, TurnError, UserMessage
 from .model import MissingApiKey
@@ -122,9 +123,9 @@ class _Printer:
             detail = event.detail.replace("\n", "\n  ")
             print(f"proctor: MCP server {event.server} {what}: {detail}", file=sys.stderr)
         elif isinstance(event, ToolQueued):
-            self.summaries[event.tool_use_id] = f"{event.tool_name}({event.summary})"
+            self.summaries[event.tool_use_id] = f"{display_name(event.tool_name)}({event.summary})"
         elif isinstance(event, ToolCompleted | ToolCancelled):
-            call = self.summaries.get(event.tool_use_id, event.tool_name)
+            call = self.summaries.get(event.tool_use_id, display_name(event.tool_name))
             if isinstance(event, ToolCancelled):
                 state = f"cancelled: {event.reason}"
             else:

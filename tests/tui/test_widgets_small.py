@@ -17,6 +17,7 @@ from core.agent.demo import DEMO_MODEL
 from core.agent.loop import TextDelta, TurnEnded
 from core.events import (
     EngineEvent,
+    McpServerChanged,
     ModeChanged,
     SubAgentEvent,
     TodosChanged,
@@ -262,6 +263,33 @@ async def test_activity_words_are_the_apps_and_events_leave_them_alone() -> None
         host.feed(turn_ended(1, 1))
         await pilot.pause()
         assert label(host, "#status-activity") == "working 3 s · 2 prompts queued"
+
+
+async def test_the_mcp_segment_shows_only_with_servers_and_the_line_fits_at_80() -> None:
+    host = Host()
+    async with host.run_test(size=(80, 20)) as pilot:
+        bar = host.query_one(StatusBar)
+        bar.sandbox = "sandbox: files+net"
+        bar.activity = "1 waiting for approval"
+        await pilot.pause()
+        assert not host.query_one("#status-mcp", Label).display
+        host.feed(
+            McpServerChanged(server="github", state="ready", tools=3),
+            McpServerChanged(server="docs", state="connecting", transport="http"),
+        )
+        await pilot.pause()
+        assert label(host, "#status-mcp") == "MCP 1/2"
+        row = "".join(s.text for s in host.screen._compositor.render_strips()[bar.region.y])
+        # what is going on and the MCP count stay; the session id gives way first
+        assert "MCP 1/2" in row and row.rstrip().endswith("1 waiting for approval")
+        assert "sandbox: files+net" in row and "session" not in row
+        assert not host.query_one("#status-session", Label).display
+    wide = Host()
+    async with wide.run_test(size=(160, 20)) as pilot:
+        wide.feed(McpServerChanged(server="github", state="ready", tools=3))
+        await pilot.pause()
+        assert label(wide, "#status-mcp") == "MCP 1/1"
+        assert wide.query_one("#status-session", Label).display  # room for all of it
 
 
 # -- prompt input ---------------------------------------------------------------------------------

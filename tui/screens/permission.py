@@ -17,6 +17,8 @@ Why it is shaped this way:
 - Risk is the decision's own (`PermissionRequest.risk`, set by the decision chain where it
   decides): high for what reaches outside the project, touches protected or critical paths,
   leaves the sandbox, or a shell command the analysis could not read. It colours the border.
+- An MCP tool is named as people read it (`github › create_issue`); the rules it offers to
+  keep are written with the real name (`mcp__github__create_issue`), which is what they match.
 - The keys, the "no" that asks what to do instead, esc, and the moment after it appears in
   which no approval counts are `ChoiceDialog`'s (choices.py), shared with the plan dialog.
 """
@@ -40,6 +42,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from core.access.decision import DeciderKind
+from core.mcp.names import display_name
 from core.ports import Approve, PermissionRequest, Reject
 from core.tools.files import shown_path
 
@@ -143,7 +146,7 @@ class PermissionScreen(ChoiceDialog[PermissionChoice]):
         return "monokai" if self.app.current_theme.dark else "friendly"
 
     def _title(self) -> Text:
-        title = Text.assemble((self.request.tool_name, "bold"), " wants permission")
+        title = Text.assemble((display_name(self.request.tool_name), "bold"), " wants permission")
         if self.waiting > 1:
             title.append(f"   {self.position} of {self.waiting}", style="bold")
         return title
@@ -217,7 +220,7 @@ class PermissionScreen(ChoiceDialog[PermissionChoice]):
             label.append(self.rule, style="bold")
             options.append(Option(label, id="session"))
         elif not self._whole_shell:
-            tool = self.request.tool_name
+            tool = display_name(self.request.tool_name)  # the rule kept is the real name
             options.append(
                 Option(
                     choice_label("s", f"Yes, for this session (every {tool} call)"), id="session"

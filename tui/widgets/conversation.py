@@ -30,6 +30,10 @@ follows the run whose last call it shows. New calls join the run that is the las
 the pane, if it is; anything else below it (text, a notice, a prompt, an opened call) means
 the next call starts a new run.
 
+An MCP server that fails to start or crashes is said once as a notice (the servers screen
+has the whole story); the same failure again (a restart that fails as the start did) is not
+said twice.
+
 The pane stays scrolled to the end while content arrives (`anchor()`), until the user
 scrolls up; scrolling back to the bottom follows again (Textual restores the anchor).
 """
@@ -53,8 +57,17 @@ from core.agent.events import (
     TurnEnded,
     TurnError,
 )
-from core.events import EngineEvent, ModeChanged, SubAgentEvent, ToolEvent, ToolQueued
+from core.events import (
+    EngineEvent,
+    McpServerChanged,
+    ModeChanged,
+    SubAgentEvent,
+    ToolEvent,
+    ToolQueued,
+)
+from core.mcp.names import display_name
 from tui.calls import CallBook
+from tui.mcp_board import headline, notice_for
 
 from .conversation_items import SubAgentText, ToolLineDetail
 from .tool_line import ToolLine
@@ -162,6 +175,8 @@ class Conversation(VerticalScroll):
         self._pending_text: list[str] = []
         self._to_mount: list[Widget] = []
         self._streamed_since_message = False
+        self._said_of_server: dict[str, tuple[str, str]] = {}
+        """The last failure said of each MCP server: its state and the first line of why."""
 
     def on_mount(self) -> None:
         self.anchor()
@@ -287,7 +302,7 @@ class Conversation(VerticalScroll):
             if isinstance(event, ToolQueued):
                 record = book.calls.get(event.tool_use_id)  # its summary is project-relative
                 summary = record.summary if record is not None else event.summary
-                self._agent(parent).add_call(event.tool_name, summary)
+                self._agent(parent).add_call(display_name(event.tool_name), summary)
                 changed.add(parent)
             return
         tool_use_id = event.tool_use_id
@@ -346,6 +361,18 @@ class Conversation(VerticalScroll):
             case TurnEnded():
                 self._flush_text()
                 self._close_text()
+            case McpServerChanged():
+                self._server_changed(event)
+
+    def _server_changed(self, event: McpServerChanged) -> None:
+        said = notice_for(event)
+        if said is None:
+            return
+        what = (event.state, headline(event.detail))
+        if self._said_of_server.get(event.server) == what:
+            return
+        self._said_of_server[event.server] = what
+        self._add(Notice(*said))
 
     def _show_unstreamed(self, event: AssistantMessage) -> None:
         """A message whose text never streamed (a replayed session): show it whole."""

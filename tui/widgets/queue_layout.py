@@ -31,6 +31,7 @@ from rich.cells import cell_len, set_cell_size
 from rich.style import Style
 from rich.text import Text
 
+from core.mcp.names import display_name, split_tool_name
 from tui.calls import SANDBOX_BADGES, CallBook, CallRecord, CallState, format_duration
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -250,8 +251,9 @@ class QueueLayout:
         rows = self.rows
         self.call_rows[call_id] = len(rows)
         rows.append(QueueRow("call", turn, gutter, call_id))
-        if len(record.tool_name) > self.name_width:
-            self.name_width = min(len(record.tool_name), NAME_WIDTH_RANGE[1])
+        name_cells = cell_len(record.display_name)
+        if name_cells > self.name_width:
+            self.name_width = min(name_cells, NAME_WIDTH_RANGE[1])
         tail = shown_tail(record)
         if tail:
             self.tail_counts[call_id] = tail
@@ -276,6 +278,22 @@ def fit(text: str, width: int) -> str:
     if cell_len(text) <= width:
         return text
     return set_cell_size(text, width - 1) + "…"
+
+
+def fit_tool_name(name: str, width: int) -> str:
+    """A tool's name as people read it, cut to `width` cells. An MCP tool's own name says
+    what the call does and its server only where, so the server gives way first
+    (`gith… › create_issue`), and where the tool's name would not fit whole beside any of
+    it, the tool's name stands alone (`create_issue`, `create_is…`)."""
+    shown = display_name(name)
+    parts = split_tool_name(name)
+    if parts is None or cell_len(shown) <= width:
+        return fit(shown, width)
+    server, tool = parts
+    server_room = width - 3 - cell_len(tool)  # " › "
+    if server_room < 2:
+        return fit(tool, width)
+    return f"{fit(server, server_room)} › {tool}"
 
 
 def call_note(record: CallRecord) -> str:
@@ -355,13 +373,20 @@ def _call_text(
     glyph = SPINNER[frame % len(SPINNER)] if state == "running" else GLYPHS[state]
     # the summary says more than a long tool name does, so a narrow queue trims names
     name_width = min(name_width, max(NAME_WIDTH_RANGE[0], width // 5))
-    name = set_cell_size(fit(record.tool_name, name_width), name_width)
+    duration = "" if record.started_at is None else format_duration(record.elapsed(now))
+    shown = record.display_name
+    if shown != record.tool_name:
+        # An MCP tool: its summary is only its first argument, its name what it does, so the
+        # name takes the room it needs on its row and the summary what is left.
+        reserve = DURATION_WIDTH if state in LIVE_STATES else cell_len(duration)
+        room = width - cell_len(row.gutter) - 3 - reserve - 1
+        name_width = max(name_width, min(cell_len(shown), room))
+    name = set_cell_size(fit_tool_name(record.tool_name, name_width), name_width)
     text.append(row.gutter, style("batch"))
     text.append(f"{glyph} {name} ", state_style)
     if record.sandbox is not None:  # how a command runs: ro / ws sandboxed, un outside
         text.append(SANDBOX_BADGES[record.sandbox], style(f"sandbox-{record.sandbox}"))
         text.append(" ")
-    duration = "" if record.started_at is None else format_duration(record.elapsed(now))
     room = width - cell_len(text.plain) - DURATION_WIDTH - 1
     summary = one_line(record.summary)
     note = call_note(record)

@@ -15,6 +15,14 @@ and "n/a" is shown for a model without a known price (the offline demo's).
 The activity words ("working 12 s", "waiting for approval", "idle", "2 prompts queued") are
 set by the app, which alone knows when a turn started, which dialogs are open and how many
 prompts it holds back; one writer keeps the words from flickering between two opinions.
+
+MCP servers get a segment only when the session has any (`MCP 2/3`: ready of configured, from
+the call book's board): a person who never configured one never sees the word. It is coloured
+by the servers' health with the theme's warning and error colours.
+
+The line must read at 80 columns, where everything at once does not fit. Rather than let the
+right end (what is going on, the most wanted) fall off, the segments a glance needs least go
+first, in `DROP_ORDER`: the session id, then the cost, the tokens, the model.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
+from rich.cells import cell_len
 from textual.app import ComposeResult
 from textual.events import Click
 from textual.message import Message
@@ -31,7 +40,7 @@ from textual.widgets import Label
 
 from core.access.modes import MODE_LABELS
 from core.agent.events import TurnEnded
-from core.events import EngineEvent, ModeChanged, SubAgentEvent
+from core.events import EngineEvent, McpServerChanged, ModeChanged, SubAgentEvent
 from tui.calls import CallBook
 from tui.pricing import cost_usd
 
@@ -44,6 +53,10 @@ USAGE_KEYS = (
 SESSION_ID_CHARS = 20
 """Session ids are `YYYYMMDD-HHMMSS-xxxx`: all of it, since the date alone names nothing."""
 _MODE_WORDS: dict[str, str] = {str(mode): label for mode, label in MODE_LABELS.items()}
+DROP_ORDER = ("status-session", "status-cost", "status-tokens", "status-model")
+"""Which segments give way, first to last, when the line is too narrow for all of them."""
+_PADDING = 2
+"""Each label's `padding: 0 1`."""
 
 
 def compact_count(count: int) -> str:
@@ -81,10 +94,14 @@ class StatusBar(Widget):
     StatusBar > #status-sandbox { color: $risk-low; }
     StatusBar > #status-sandbox.-weak { color: $risk-medium; }
     StatusBar > #status-sandbox.-off { color: $risk-high; text-style: bold; }
+    StatusBar > #status-mcp.-ready { color: $text-success; }
+    StatusBar > #status-mcp.-connecting { color: $text-warning; }
+    StatusBar > #status-mcp.-failed { color: $text-error; text-style: bold; }
     StatusBar > #status-activity { width: 1fr; text-align: right; }
     """
 
     MODE_CLASSES: ClassVar[tuple[str, ...]] = tuple(f"-{mode}" for mode in MODE_LABELS)
+    MCP_CLASSES: ClassVar[tuple[str, ...]] = ("-ready", "-partial", "-connecting", "-failed")
 
     mode: reactive[str] = reactive("default")
     """The permission mode's name (`PermissionMode`, e.g. "acceptEdits")."""
@@ -100,6 +117,8 @@ class StatusBar(Widget):
     sandbox: reactive[str] = reactive("")
     """`sandbox: files+net`, `sandbox: off — <why>` (`SessionSandbox.status()`); "" before
     the session knows."""
+    mcp: reactive[str] = reactive("")
+    """`MCP 2/3`; "" when the session has no MCP servers."""
 
     class ModeClicked(Message):
         """The mode pill was clicked (the app may cycle the mode, as the mode key does)."""
@@ -112,6 +131,9 @@ class StatusBar(Widget):
         @property
         def control(self) -> StatusBar:
             return self.status_bar
+
+    class McpClicked(Message):
+        """The MCP segment was clicked (the app opens the servers screen)."""
 
     def __init__(
         self,
@@ -131,7 +153,10 @@ class StatusBar(Widget):
         self._tokens_label = Label(id="status-tokens")
         self._cost_label = Label(id="status-cost")
         self._sandbox_label = Label(id="status-sandbox")
+        self._mcp_label = Label(id="status-mcp")
         self._activity_label = Label(id="status-activity")
+        self._texts: dict[Label, str] = {}
+        """What each label says now; "" for a segment that has nothing to say."""
         self.usage: dict[str, int] = dict.fromkeys(USAGE_KEYS, 0)
         """The session's token usage so far, summed over every turn, sub-agents' included."""
         self.set_reactive(StatusBar.mode, mode)
@@ -142,6 +167,7 @@ class StatusBar(Widget):
     def compose(self) -> ComposeResult:
         yield self._mode_label
         yield self._sandbox_label
+        yield self._mcp_label
         yield self._model_label
         yield self._session_label
         yield self._tokens_label
@@ -155,7 +181,11 @@ class StatusBar(Widget):
         self._show_tokens()
         self.watch_cost_usd(self.cost_usd)
         self.watch_sandbox(self.sandbox)
+        self.watch_mcp(self.mcp)
         self._show_activity()
+
+    def on_resize(self) -> None:
+        self._fit()
 
     # -- feeding ---------------------------------------------------------------------------------
 
@@ -169,6 +199,8 @@ class StatusBar(Widget):
                 usage_changed = True
             elif isinstance(event, ModeChanged):
                 self.mode = event.mode
+            elif isinstance(event, McpServerChanged):
+                self._show_servers(book)
         if usage_changed:
             self.input_tokens = (
                 self.usage["input_tokens"]
@@ -177,6 +209,14 @@ class StatusBar(Widget):
             )
             self.output_tokens = self.usage["output_tokens"]
             self.cost_usd = self._cost()
+
+    def _show_servers(self, book: CallBook) -> None:
+        servers = book.servers
+        self._mcp_label.remove_class(*self.MCP_CLASSES)
+        health = servers.health()
+        if health != "none":
+            self._mcp_label.add_class(f"-{health}")
+        self.mcp = servers.summary()
 
     def _add_usage(self, usage: Mapping[str, int]) -> None:
         for key in USAGE_KEYS:
@@ -193,15 +233,16 @@ class StatusBar(Widget):
         self._mode_label.remove_class(*self.MODE_CLASSES)
         if mode in _MODE_WORDS:
             self._mode_label.add_class(f"-{mode}")
-        self._mode_label.update(_MODE_WORDS.get(mode, mode))
+        self._say(self._mode_label, _MODE_WORDS.get(mode, mode))
 
     def watch_model(self, model: str) -> None:
-        self._model_label.update(model or "no model")
+        self._say(self._model_label, model or "no model")
         self.cost_usd = self._cost()
 
     def watch_session_id(self, session_id: str) -> None:
-        self._session_label.update(
-            f"session {session_id[:SESSION_ID_CHARS]}" if session_id else "new session"
+        self._say(
+            self._session_label,
+            f"session {session_id[:SESSION_ID_CHARS]}" if session_id else "new session",
         )
 
     def watch_input_tokens(self) -> None:
@@ -211,27 +252,59 @@ class StatusBar(Widget):
         self._show_tokens()
 
     def _show_tokens(self) -> None:
-        self._tokens_label.update(
-            f"{compact_count(self.input_tokens)} in · {compact_count(self.output_tokens)} out"
+        self._say(
+            self._tokens_label,
+            f"{compact_count(self.input_tokens)} in · {compact_count(self.output_tokens)} out",
         )
 
     def watch_cost_usd(self, cost: float | None) -> None:
-        self._cost_label.update(describe_cost(cost))
+        self._say(self._cost_label, describe_cost(cost))
 
     def watch_sandbox(self, sandbox: str) -> None:
-        self._sandbox_label.display = bool(sandbox)
         self._sandbox_label.set_class(sandbox.startswith("sandbox: off"), "-off")
         self._sandbox_label.set_class("(" in sandbox and "off" not in sandbox, "-weak")
-        self._sandbox_label.update(sandbox)
+        self._say(self._sandbox_label, sandbox)
+
+    def watch_mcp(self, mcp: str) -> None:
+        self._say(self._mcp_label, mcp)
 
     def watch_activity(self) -> None:
         self._show_activity()
 
     def _show_activity(self) -> None:
-        self._activity_label.update(self.activity)
+        self._say(self._activity_label, self.activity)
+
+    # -- fitting the line ------------------------------------------------------------------------
+
+    def _say(self, label: Label, text: str) -> None:
+        if self._texts.get(label) == text and label.is_mounted:
+            return
+        self._texts[label] = text
+        label.update(text)
+        self._fit()
+
+    def _fit(self) -> None:
+        """Show each segment that has something to say, less those `DROP_ORDER` gives up
+        while the line is too narrow for them."""
+        width = self.size.width
+        widths = {label: cell_len(text) + _PADDING for label, text in self._texts.items() if text}
+        hidden: set[str] = set()
+        if width:  # (0 before the first layout: keep everything until the width is known)
+            needed = sum(widths.values())
+            by_id = {label.id: label for label in widths}
+            for label_id in DROP_ORDER:
+                if needed <= width:
+                    break
+                if label_id in by_id:
+                    hidden.add(label_id)
+                    needed -= widths[by_id[label_id]]
+        for label, text in self._texts.items():
+            label.display = bool(text) and label.id not in hidden
 
     # -- events ----------------------------------------------------------------------------------
 
     def on_click(self, event: Click) -> None:
         if event.widget is self._mode_label:
             self.post_message(self.ModeClicked(self, self.mode))
+        elif event.widget is self._mcp_label:
+            self.post_message(self.McpClicked())

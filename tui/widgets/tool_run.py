@@ -304,7 +304,7 @@ class ToolRun(Widget, can_focus=True):
         left = Text.assemble(
             (GLYPHS.get(record.state, "?"), style(f"tool-run--glyph-{record.state}")),
             " ",
-            (record.tool_name, style("tool-run--name")),
+            (record.display_name, style("tool-run--name")),
             " ",
             (one_line(record.summary), style("tool-run--summary")),
             no_wrap=True,

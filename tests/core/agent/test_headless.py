@@ -149,3 +149,27 @@ async def test_the_transcript_holds_every_event_stream_json_showed(name: str, tm
         if r["type"] in ("message", "tool_event", "engine_event")
     ]
     assert shown == kept
+
+
+async def test_text_narration_names_an_mcp_tool_as_server_then_tool(tmp_path: Path, capsys):
+    call = {"type": "tool_use", "name": "mcp__github__create_issue", "input": {"title": "x"}}
+    scenario = tmp_path / "scenario.json"
+    scenario.write_text(
+        json.dumps(
+            {
+                "name": "mcp",
+                "description": "one call to a server the session does not have",
+                "prompt": "file it",
+                "workspace": "cwd",
+                "turns": [[call], [{"type": "text", "text": "No such tool."}]],
+            }
+        )
+    )
+    out = io.StringIO()
+    options = HeadlessOptions(
+        prompt=None, cwd=tmp_path, output_format="text", demo=True, scenario=str(scenario)
+    )
+    await run_headless(options, out)
+    narrated = capsys.readouterr().err
+    assert "  github › create_issue" in narrated and " — failed at lookup" in narrated
+    assert "mcp__github__create_issue" not in narrated
