@@ -258,10 +258,13 @@ async def test_real_servers_one_ready_one_failing_and_a_call_to_one_of_them(proj
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, PermissionScreen), "the question")
         await pilot.pause()
-        assert "fx › echo wants permission" in screen_text(app)
+        shown = screen_text(app)
+        assert "fx › echo wants permission" in shown
+        assert "fx › echo can change things" in shown
         dialog = app.screen
         assert isinstance(dialog, PermissionScreen)
-        assert dialog.rule is None or dialog.rule.startswith("mcp__fx")  # rules keep real names
+        assert dialog.rule == "mcp__fx__echo"  # a rule keeps the name it matches
+        assert "don't ask again for mcp__fx__echo" in shown
         await pilot.press("y")
         await until(pilot, lambda: turn_over(app), "the turn to end")
         await pilot.pause()

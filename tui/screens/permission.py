@@ -84,6 +84,15 @@ def why_words(request: PermissionRequest) -> str:
     return f"Asked by {_KIND_WORDS[by.kind]}: {by.detail}."
 
 
+def message_words(request: PermissionRequest) -> str:
+    """The engine's message, with the tool it opens on named as people read it. Only that
+    opening name: anywhere else the name may be a rule or a hook's words, which are data."""
+    raw, shown = request.tool_name, display_name(request.tool_name)
+    if shown != raw and request.message.startswith(raw + " "):
+        return shown + request.message[len(raw) :]
+    return request.message
+
+
 class PermissionScreen(ChoiceDialog[PermissionChoice]):
     """Asks whether one tool call may run; dismisses with a `PermissionChoice`."""
 
@@ -118,7 +127,7 @@ class PermissionScreen(ChoiceDialog[PermissionChoice]):
                 yield Static(f"asked by {request.agent_label}", id="agent", markup=False)
             with VerticalScroll(id="input"):
                 yield from self._input_widgets()
-            yield Static(Text(request.message), id="message")
+            yield Static(Text(message_words(request)), id="message")
             yield Static(Text(why_words(request)), id="why")
             if request.sandbox:
                 leaving = request.decided_by.kind == "sandbox"
