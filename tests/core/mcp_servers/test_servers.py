@@ -294,8 +294,11 @@ async def test_a_streamable_http_server_by_url_with_its_headers(tmp_path: Path) 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    server = subprocess.Popen(
-        [sys.executable, str(FIXTURE), "http", str(port)],
+    server = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(FIXTURE),
+        "http",
+        str(port),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -326,4 +329,4 @@ async def test_a_streamable_http_server_by_url_with_its_headers(tmp_path: Path) 
             await mcp.close()
     finally:
         server.terminate()
-        await asyncio.to_thread(server.wait)
+        await server.wait()
