@@ -114,6 +114,10 @@ async def settle(pilot: Pilot[Any]) -> None:
     await pilot.pause()
 
 
+CHANGELOG = "mcp__changelog__add_entry"
+"""The sample project's own MCP server's tool, which the tour approves."""
+
+
 def asking(app: ProctorApp, tool_name: str) -> bool:
     screen = app.screen
     return isinstance(screen, PermissionScreen) and screen.request.tool_name == tool_name
@@ -132,6 +136,9 @@ async def tour(app: ProctorApp, shots: Shots) -> None:
         await pilot.press("y")
 
         await until(pilot, lambda: asking(app, "Bash"), "the test command's dialog")
+        await pilot.press("y")
+
+        await until(pilot, lambda: asking(app, CHANGELOG), "the MCP tool's dialog")
         await pilot.press("y")
 
         await until(pilot, lambda: isinstance(app.screen, PlanScreen), "the plan dialog")
