@@ -22,13 +22,13 @@ from pydantic import ValidationError
 
 from .access.context import PermissionMode, ToolPermissionContext
 from .access.decision import Ask, DecidedBy, Deny, PermissionDecision
+from .access.mcp_names import split_tool_name
 from .access.modes import MODE_LABELS, parse_mode
 from .access.sandbox_policy import SandboxKind
 from .app_state import AppState, AppStateStore
 from .executor.calls import ToolCall, classify
 from .executor.lifecycle import format_input_error
 from .hooks import NO_PRE_OUTCOME
-from .mcp.names import split_tool_name
 from .mcp.tool import configured_tool
 from .permissions.call import prepare
 from .permissions.decide import evaluate

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from core.access.mcp_names import display_name
 from core.events import (
     EngineEvent,
     McpServerChanged,
@@ -41,7 +42,6 @@ from core.events import (
     ToolSandboxed,
     ToolStarted,
 )
-from core.mcp.names import display_name
 
 from .mcp_board import McpBoard
 

@@ -11,8 +11,7 @@ from collections.abc import Collection
 from pathlib import Path
 
 from .context import PermissionRule, RuleBehavior
-
-MCP_PREFIX = "mcp__"
+from .mcp_names import MCP_PREFIX as MCP_PREFIX
 
 RULE_FAMILY_NAMES = frozenset({"MultiEdit"})
 """Names rules may give that no proctor tool has: MultiEdit, which path rules understand as

@@ -19,6 +19,7 @@ from typing import Any, Literal, TextIO
 
 from .. import __version__
 from ..access.context import PermissionMode
+from ..access.mcp_names import display_name
 from ..events import (
     EngineEvent,
     McpServerChanged,
@@ -27,7 +28,6 @@ from ..events import (
     ToolEvent,
     ToolQueued,
 )
-from ..mcp.names import display_name
 from .live import LiveSession, open_session, prepare_session
 from .loop import AssistantMessage, TextDelta, TurnEnded, TurnError, UserMessage
 from .model import MissingApiKey

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..access.mcp_names import display_name
 from ..events import McpServerChanged
 from ..settings.mcp_servers import McpServerConfig
 from ..settings.values import PROJECT_SOURCES
-from .names import display_name
 from .servers import McpServers
 
 

@@ -27,6 +27,7 @@ from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 
 from ..access.context import ToolPermissionContext
+from ..access.mcp_names import tool_name_problem
 from ..events import McpServerChanged
 from ..registry import assemble_tool_pool
 from ..session_services import ServiceKey
@@ -38,7 +39,6 @@ from .connection import (
     ServerConnection,
     timeout_from_env,
 )
-from .names import tool_name_problem
 from .tool import McpTool, UnusableTool
 
 DEFER_THRESHOLD_CHARS = 40_000

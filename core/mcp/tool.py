@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
+from ..access.mcp_names import tool_name
 from ..settings.mcp_servers import McpServerConfig
 from ..tool import (
     PASSTHROUGH,
@@ -40,7 +41,6 @@ from ..tool import (
 )
 from .connection import McpCallError, ServerConnection
 from .content import content_text, render_content
-from .names import tool_name
 
 if TYPE_CHECKING:
     from mcp.types import Tool as ListedTool

@@ -32,7 +32,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
-from ..access.rules import MCP_PREFIX
+from ..access.mcp_names import MCP_PREFIX
 from .problems import JsonPath, kind_of
 
 McpTransport = Literal["stdio", "http"]

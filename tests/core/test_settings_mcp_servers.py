@@ -12,8 +12,6 @@ from types import MappingProxyType
 
 import pytest
 
-from core.mcp import names
-from core.settings import mcp_servers
 from core.settings.mcp_servers import McpServerConfig
 from core.settings.read import load_settings
 from core.settings.values import Settings
@@ -353,9 +351,3 @@ def test_cwd_resolves_against_the_declaring_file(
     assert found["b"].cwd == (project / "sub").resolve()
     assert found["c"].cwd == (tmp_path / "me" / "work").resolve()
     assert found["d"].cwd is None
-
-
-def test_the_server_name_check_has_one_home() -> None:
-    """`core.mcp` reads the rule the settings reader applies, rather than keeping its own."""
-    assert names.server_name_problem is mcp_servers.server_name_problem
-    assert names.server_name_problem("github-2_x") is None

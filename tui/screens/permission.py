@@ -42,7 +42,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from core.access.decision import DeciderKind
-from core.mcp.names import display_name
+from core.access.mcp_names import display_name
 from core.ports import Approve, PermissionRequest, Reject
 from core.tools.files import shown_path
 

@@ -47,6 +47,7 @@ from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static
 
+from core.access.mcp_names import display_name
 from core.access.modes import MODE_LABELS
 from core.agent.events import (
     AssistantMessage,
@@ -65,7 +66,6 @@ from core.events import (
     ToolEvent,
     ToolQueued,
 )
-from core.mcp.names import display_name
 from tui.calls import CallBook
 from tui.mcp_board import headline, notice_for
 

@@ -31,7 +31,7 @@ from rich.cells import cell_len, set_cell_size
 from rich.style import Style
 from rich.text import Text
 
-from core.mcp.names import display_name, split_tool_name
+from core.access.mcp_names import display_name, split_tool_name
 from tui.calls import SANDBOX_BADGES, CallBook, CallRecord, CallState, format_duration
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
