@@ -154,8 +154,6 @@ def server_setups(servers: McpServers | None) -> dict[str, ServerSetup]:
     configs += [(config, None) for config in servers.untrusted]
     for config, log_path in configs:
         if config.transport == "http":
-            target, log_path = config.url, None  # an HTTP server's stderr is not ours to keep
-        else:
-            target = " ".join((config.command, *config.args))
-        setups[config.name] = ServerSetup(config.transport, target, log_path, config.path)
+            log_path = None  # an HTTP server's stderr is not ours to keep
+        setups[config.name] = ServerSetup(config.transport, config.target, log_path, config.path)
     return setups

@@ -4,8 +4,8 @@ The API takes tool names of letters, digits, `_` and `-`, at most 64 characters.
 tool whose full name breaks that cannot be offered at all: it is reported and skipped, never
 renamed behind the user's back (a renamed tool would no longer match the rules and hooks
 written for its real name). `__` separates server from tool, so a server name may not hold
-it (the settings reader refuses such a name: `core.settings.mcp_servers.server_name_problem`);
-a tool name may, and everything after the server's `__` is the tool.
+it (`server_name_problem`: the settings reader refuses such a server); a tool name may, and
+everything after the server's `__` is the tool.
 
 In the lowest layer, and importing nothing of proctor's, because everyone shows or matches
 these names: the rules, the settings, the MCP package, and the app's first frame.
@@ -16,7 +16,10 @@ from __future__ import annotations
 import re
 
 MCP_PREFIX = "mcp__"
-API_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+LONGEST_NAME = 64
+"""The longest tool name the API accepts."""
+API_NAME = re.compile(rf"[A-Za-z0-9_-]{{1,{LONGEST_NAME}}}")
+SERVER_NAME = re.compile(r"[A-Za-z0-9_-]+")
 
 
 def tool_name(server: str, tool: str) -> str:
@@ -39,11 +42,30 @@ def display_name(name: str) -> str:
     return name if parts is None else f"{parts[0]} › {parts[1]}"
 
 
+def server_name_problem(server: str) -> str | None:
+    """Why `server` cannot name an MCP server, or None when it can."""
+    if not SERVER_NAME.fullmatch(server):
+        return (
+            f"the server name {server!r} cannot be part of a tool name: use letters, digits, "
+            "`_` and `-`"
+        )
+    if "__" in server:
+        return f"the server name {server!r} holds `__`, which separates a server from its tool"
+    if len(tool_name(server, "x")) > LONGEST_NAME:
+        return (
+            f"the server name {server!r} is too long for its tools' names ({LONGEST_NAME} at most)"
+        )
+    return None
+
+
 def tool_name_problem(server: str, tool: str) -> str | None:
     """Why the server's tool `tool` cannot be offered to the model, or None."""
     full = tool_name(server, tool)
     if not API_NAME.fullmatch(full):
-        if len(full) > 64:
-            return f"its full name {full!r} is longer than the 64 characters the API allows"
+        if len(full) > LONGEST_NAME:
+            return (
+                f"its full name {full!r} is longer than the {LONGEST_NAME} characters the API "
+                "allows"
+            )
         return f"its name {tool!r} holds characters the API refuses (letters, digits, _ and -)"
     return None

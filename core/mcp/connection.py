@@ -94,7 +94,7 @@ class ServerConnection:
         self._client: Client | None = None
         self._runner: asyncio.Task[None] | None = None
         self._closing: asyncio.Event | None = None
-        self._starting: asyncio.Lock | None = None
+        self._starting = asyncio.Lock()
         self._closed = False
         self._log_start = 0
         """Where this start's lines begin in the log (a restart appends to it)."""
@@ -108,8 +108,6 @@ class ServerConnection:
     async def start(self) -> bool:
         """Start the server and list its tools; True when it is ready. Never raises: a
         server that fails is `failed`, with the reason in `detail`."""
-        if self._starting is None:
-            self._starting = asyncio.Lock()
         async with self._starting:
             if self.state == "ready" or self._closed:
                 return self.state == "ready"
@@ -125,14 +123,14 @@ class ServerConnection:
             try:
                 listed = await asyncio.wait_for(asyncio.shield(started), self.startup_timeout_s)
             except TimeoutError:
-                await self._abandon_start()
+                self._abandon_start()
                 self._set(
                     "failed",
                     self._with_stderr(f"did not start within {_secs(self.startup_timeout_s)}"),
                 )
                 return False
             except asyncio.CancelledError:
-                await self._abandon_start()
+                self._abandon_start()
                 raise
             except Exception as error:
                 await self._stop_runner()
@@ -160,10 +158,8 @@ class ServerConnection:
         except BaseException as error:  # the starter needs the reason, whatever it is
             if not started.done():
                 started.set_exception(_plain(error))
-            if isinstance(error, asyncio.CancelledError):
-                raise
             if not isinstance(error, Exception):
-                raise
+                raise  # a cancel (closing, or a start given up on) ends the task as cancelled
         finally:
             self._client = None
 
@@ -207,7 +203,7 @@ class ServerConnection:
         tail = _tail(self.log_path, self._log_start)
         return f"{reason}; it wrote:\n{tail}" if tail else reason
 
-    async def _abandon_start(self) -> None:
+    def _abandon_start(self) -> None:
         """A start that timed out or was cancelled: stop the runner (the SDK kills the
         process) without making the caller wait for the shutdown."""
         runner = self._runner

@@ -64,12 +64,13 @@ class ServerReport:
 
     def as_text(self) -> str:
         config = self.config
-        what = (
-            config.url if config.transport == "http" else " ".join((config.command, *config.args))
-        )
         where = str(config.path) if config.path else config.source
         state = f"ready, {len(self.tools)} tools" if self.state == "ready" else self.state
-        lines = [f"{config.name}: {state}", f"  {config.transport}: {what}", f"  from: {where}"]
+        lines = [
+            f"{config.name}: {state}",
+            f"  {config.transport}: {config.target}",
+            f"  from: {where}",
+        ]
         lines += [f"  {line}" for line in self.detail.splitlines()]
         for tool in self.tools:
             marks = " [read-only]" if tool.read_only else ""

@@ -67,7 +67,6 @@ class McpServers:
         self.defer_threshold_chars = defer_threshold_chars
         self._emit = emit
         self.connections: dict[str, ServerConnection] = {}
-        self.untrusted: tuple[McpServerConfig, ...] = ()
         untrusted = []
         for config in sorted(configs, key=lambda c: c.name):
             if not trusted and config.source in project_sources:
@@ -82,10 +81,10 @@ class McpServers:
                 startup_timeout_s=startup or DEFAULT_STARTUP_TIMEOUT_S,
                 call_timeout_s=calls,
             )
-        self.untrusted = tuple(untrusted)
-        self._starts: asyncio.Future[list[None]] | None = None
+        self.untrusted: tuple[McpServerConfig, ...] = tuple(untrusted)
+        """Servers from project files, not started: the project is not trusted."""
+        self._starts: asyncio.Future[list[bool]] | None = None
         self._tools: dict[str, tuple[McpTool, ...]] = {}
-        self._skipped: dict[str, tuple[str, ...]] = {}
 
     def start(self) -> None:
         """Start every server, each in its own task; returns at once (`ready` waits)."""
@@ -101,12 +100,7 @@ class McpServers:
                     transport=config.transport,
                 )
             )
-        self._starts = asyncio.ensure_future(
-            asyncio.gather(*(self._start_one(c) for c in self.connections.values()))
-        )
-
-    async def _start_one(self, connection: ServerConnection) -> None:
-        await connection.start()
+        self._starts = asyncio.gather(*(c.start() for c in self.connections.values()))
 
     @property
     def starting(self) -> tuple[str, ...]:
@@ -136,7 +130,6 @@ class McpServers:
                 skipped.append(f"{listed.name}: {why}")
             seen.add(listed.name)
         self._tools[connection.name] = tuple(tools)
-        self._skipped[connection.name] = tuple(skipped)
         connection.tool_count = len(tools)
         return "not offered: " + "; ".join(skipped) if skipped else ""
 

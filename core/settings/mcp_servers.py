@@ -18,8 +18,8 @@ A bad entry costs only that entry: every bad part is reported as a `SettingsProb
 line, column) and that server is not started. Running it with part of its arguments, or
 without a token its header needed, would be worse than not running it. A server name must be
 usable inside a tool name the API accepts (`mcp__<server>__<tool>`: letters, digits, `_` and
-`-`), and may not hold `__`, which separates the server from the tool. The name check lives
-here, below `core.mcp`, because the settings reader is the one that refuses such a name.
+`-`), and may not hold `__`, which separates the server from the tool
+(`core.access.mcp_names.server_name_problem`, beside the other rules for these names).
 """
 
 from __future__ import annotations
@@ -32,14 +32,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
-from ..access.mcp_names import MCP_PREFIX
+from ..access.mcp_names import server_name_problem
 from .problems import JsonPath, kind_of
 
 McpTransport = Literal["stdio", "http"]
-
-SERVER_NAME = re.compile(r"[A-Za-z0-9_-]+")
-_LONGEST_TOOL_NAME = 64
-"""What the API accepts for a tool name; a server's name must leave room for its tools'."""
 
 _TRANSPORTS: Mapping[str, McpTransport] = {
     "stdio": "stdio",
@@ -83,23 +79,6 @@ class McpServerConfig:
         """`github` (`npx -y server-github`, from /p/.mcp.json), for messages and lists."""
         where = f"from {self.path}" if self.path else self.source
         return f"{self.name} ({self.target}, {where})"
-
-
-def server_name_problem(server: str) -> str | None:
-    """Why `server` cannot name an MCP server, or None when it can."""
-    if not SERVER_NAME.fullmatch(server):
-        return (
-            f"the server name {server!r} cannot be part of a tool name: use letters, digits, "
-            "`_` and `-`"
-        )
-    if "__" in server:
-        return f"the server name {server!r} holds `__`, which separates a server from its tool"
-    if len(f"{MCP_PREFIX}{server}__x") > _LONGEST_TOOL_NAME:
-        return (
-            f"the server name {server!r} is too long for its tools' names "
-            f"({_LONGEST_TOOL_NAME} at most)"
-        )
-    return None
 
 
 def read_servers(
