@@ -29,8 +29,6 @@ from pydantic import BaseModel, ConfigDict
 from ..access.mcp_names import tool_name
 from ..settings.mcp_servers import McpServerConfig
 from ..tool import (
-    PASSTHROUGH,
-    PermissionResult,
     Progress,
     Tool,
     ToolContent,
@@ -85,7 +83,6 @@ class McpTool(Tool[McpArguments, McpOutput]):
         hints = listed.annotations
         self.destructive = bool(hints and hints.destructive_hint)
         self.read_only = bool(hints and hints.read_only_hint) and not self.destructive
-        self.title = (hints.title if hints else None) or listed.title or listed.name
 
     def input_json_schema(self) -> dict[str, Any]:
         return self._schema
@@ -93,7 +90,9 @@ class McpTool(Tool[McpArguments, McpOutput]):
     def parse_input(self, raw: Any) -> McpArguments:
         if not isinstance(raw, Mapping):
             raise ValueError(f"the input must be a JSON object, not {type(raw).__name__}")
-        problems = sorted(self._validator.iter_errors(raw), key=lambda e: list(e.path))
+        problems = sorted(
+            self._validator.iter_errors(raw), key=lambda e: [str(part) for part in e.path]
+        )
         if problems:
             listed = "\n".join(f"- {_problem(error)}" for error in problems[:5])
             raise ValueError(f"it does not match the server's schema:\n{listed}")
@@ -113,11 +112,6 @@ class McpTool(Tool[McpArguments, McpOutput]):
         return (
             shorten(json.dumps(arguments, ensure_ascii=False, default=str), 80) if arguments else ""
         )
-
-    async def check_permissions(
-        self, input: McpArguments, context: ToolContext
-    ) -> PermissionResult:
-        return PASSTHROUGH
 
     async def call(
         self, input: McpArguments, context: ToolContext, progress: Progress
