@@ -209,10 +209,9 @@ class CallBook:
 
     def apply(self, event: EngineEvent) -> CallRecord | None:
         """Take one event into account; returns the call it changed, if any."""
-        if isinstance(event, McpServerChanged):
-            self.servers.apply(event)
-            return None
-        if not isinstance(event, ToolEvent):
+        if not isinstance(event, ToolEvent):  # tool events first: there are thousands of them
+            if isinstance(event, McpServerChanged):
+                self.servers.apply(event)
             return None
         if isinstance(event, ToolQueued):
             return self._queued(event)
