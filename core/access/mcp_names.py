@@ -4,8 +4,10 @@ The API takes tool names of letters, digits, `_` and `-`, at most 64 characters.
 tool whose full name breaks that cannot be offered at all: it is reported and skipped, never
 renamed behind the user's back (a renamed tool would no longer match the rules and hooks
 written for its real name). `__` separates server from tool, so a server name may not hold
-it (the settings reader refuses such a name: `core.settings.mcp_servers.server_name_problem`);
-a tool name may, and everything after the server's `__` is the tool.
+it nor end in `_` (the settings reader refuses such a name:
+`core.settings.mcp_servers.server_name_problem`), and the first `__` after the prefix is where
+the server's name ends; a tool name may hold `__` or start with `_`, and everything after the
+server's `__` is the tool.
 
 In the lowest layer, and importing nothing of proctor's, because everyone shows or matches
 these names: the rules, the settings, the MCP package, and the app's first frame.

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from .context import PermissionRule, RuleBehavior
 from .mcp_names import MCP_PREFIX as MCP_PREFIX
+from .mcp_names import split_tool_name
 
 RULE_FAMILY_NAMES = frozenset({"MultiEdit"})
 """Names rules may give that no proctor tool has: MultiEdit, which path rules understand as
@@ -77,12 +78,15 @@ def rule_names_tool(rule_tool_name: str, tool_name: str) -> bool:
     """
     if rule_tool_name == tool_name:
         return True
-    if not (rule_tool_name.startswith(MCP_PREFIX) and tool_name.startswith(MCP_PREFIX)):
+    if not rule_tool_name.startswith(MCP_PREFIX):
         return False
-    server_part = rule_tool_name.removesuffix("__*")
-    if "__" in server_part[len(MCP_PREFIX) :]:
-        return False  # names one tool, and it was not this one
-    return tool_name.startswith(server_part + "__")
+    parts = split_tool_name(tool_name)
+    if parts is None:
+        return False
+    server = rule_tool_name.removesuffix("__*")[len(MCP_PREFIX) :]
+    # The server's name exactly, not a prefix of the tool's name: `mcp__fx_` names no server
+    # (none may end in `_`), and must not cover `mcp__fx___echo`, the `fx` server's `_echo`.
+    return server == parts[0]
 
 
 def blanket_rule(

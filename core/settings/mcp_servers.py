@@ -18,7 +18,8 @@ A bad entry costs only that entry: every bad part is reported as a `SettingsProb
 line, column) and that server is not started. Running it with part of its arguments, or
 without a token its header needed, would be worse than not running it. A server name must be
 usable inside a tool name the API accepts (`mcp__<server>__<tool>`: letters, digits, `_` and
-`-`), and may not hold `__`, which separates the server from the tool. The name check lives
+`-`), and may not hold `__`, which separates the server from the tool, nor end in `_` (the
+first `__` after `mcp__` must be where the server's name ends). The name check lives
 here, below `core.mcp`, because the settings reader is the one that refuses such a name.
 """
 
@@ -94,6 +95,13 @@ def server_name_problem(server: str) -> str | None:
         )
     if "__" in server:
         return f"the server name {server!r} holds `__`, which separates a server from its tool"
+    if server.endswith("_"):
+        # `fx_` and its tool `echo` would be `mcp__fx___echo`: the `fx` server's `_echo`, and
+        # within reach of every rule written for `fx`.
+        return (
+            f"the server name {server!r} ends in `_`, which would run into the `__` that "
+            "separates a server from its tool"
+        )
     if len(f"{MCP_PREFIX}{server}__x") > _LONGEST_TOOL_NAME:
         return (
             f"the server name {server!r} is too long for its tools' names "

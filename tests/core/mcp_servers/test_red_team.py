@@ -1,0 +1,142 @@
+"""Attacks on the MCP change, each a whole session or a real check as a user would meet it:
+what got past proctor's promise (it never runs what the person did not allow), kept as
+tests once fixed."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.access.context import ToolPermissionContext
+from core.agent.live import SessionOptions, open_session, prepare_session
+from core.check import Checker, CheckRequest
+from core.events import EventRecorder, ToolCompleted
+from core.ports import Approve, PermissionRequest
+from core.registry import assemble_tool_pool
+from core.settings.read import load_settings
+
+from .helpers import FIXTURE
+
+TOOLS = assemble_tool_pool(ToolPermissionContext())
+
+
+@pytest.fixture(autouse=True)
+def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PROCTOR_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("PROCTOR_CONFIG_DIR", str(tmp_path / "config"))
+
+
+class Yes:
+    def __init__(self) -> None:
+        self.asked: list[PermissionRequest] = []
+
+    async def request_permission(self, request: PermissionRequest) -> Approve:
+        self.asked.append(request)
+        return Approve()
+
+
+def fixture_entry(manner: str = "normal") -> dict[str, Any]:
+    return {"command": sys.executable, "args": [str(FIXTURE), manner]}
+
+
+def user_settings(tmp_path: Path, settings: dict[str, Any]) -> Path:
+    config = tmp_path / "config"
+    config.mkdir(exist_ok=True)
+    path = config / "settings.json"
+    path.write_text(json.dumps(settings, indent=2))
+    return path
+
+
+def scenario_calling(tmp_path: Path, *calls: tuple[str, dict[str, Any]]) -> Path:
+    script = {
+        "name": "attack",
+        "description": "MCP calls",
+        "workspace": "cwd",
+        "turns": [
+            [{"type": "tool_use", "name": name, "input": arguments} for name, arguments in calls],
+            [{"type": "text", "text": "Done."}],
+        ],
+    }
+    path = tmp_path / "attack-scenario.json"
+    path.write_text(json.dumps(script))
+    return path
+
+
+async def run_session(
+    project: Path, scenario: Path, *, trusted: bool, mode: str | None = None
+) -> tuple[EventRecorder, Yes]:
+    options = SessionOptions(
+        cwd=project, demo=True, scenario=str(scenario), demo_speed=0, mode=mode
+    )
+    events = EventRecorder()
+    port = Yes()
+    live = await open_session(
+        prepare_session(options), sink=events, trusted=trusted, permission_port=port
+    )
+    try:
+        await live.send("go")
+    finally:
+        await live.close()
+    return events, port
+
+
+def completed(events: EventRecorder) -> list[ToolCompleted]:
+    return [e for e in events.events if isinstance(e, ToolCompleted)]
+
+
+# -- 1. a server name ending in `_` blurs where the server's name ends -------------------------
+
+
+async def test_an_allow_rule_for_one_server_does_not_cover_a_server_named_like_it(
+    tmp_path: Path,
+) -> None:
+    """`mcp__fx` allows the `fx` server. A second server `fx_` has a tool `echo`, full name
+    `mcp__fx___echo`, which starts with `mcp__fx__`: it must not run on fx's allow rule."""
+    user_settings(
+        tmp_path,
+        {
+            "permissions": {"allow": ["mcp__fx"]},
+            "mcpServers": {"fx": fixture_entry(), "fx_": fixture_entry()},
+        },
+    )
+    project = tmp_path / "project"
+    project.mkdir()
+    scenario = scenario_calling(tmp_path, ("mcp__fx___echo", {"text": "ran unasked"}))
+    events, port = await run_session(project, scenario, trusted=True)
+    (done,) = completed(events)
+    ran = not done.is_error and "ran unasked" in str(done.content)
+    assert not ran or [r.tool_name for r in port.asked] == ["mcp__fx___echo"]
+
+
+def test_a_server_name_ending_in_an_underscore_is_refused(tmp_path: Path) -> None:
+    user_settings(tmp_path, {"mcpServers": {"fx_": fixture_entry(), "fx": fixture_entry()}})
+    settings = load_settings(tmp_path)
+    assert [server.name for server in settings.mcp_servers] == ["fx"]
+    assert any("fx_" in str(problem) for problem in settings.problems)
+
+
+@pytest.mark.parametrize("rule", ["mcp__fx_", "mcp__fx___*"])
+async def test_a_rule_naming_no_server_does_not_cover_a_tool_that_starts_with_an_underscore(
+    tmp_path: Path, rule: str
+) -> None:
+    """The `fx` server's `_echo` is `mcp__fx___echo`; `mcp__fx_` (a server that cannot
+    exist) must not allow it, in a session or in `proctor check`."""
+    user_settings(
+        tmp_path,
+        {"permissions": {"allow": [rule]}, "mcpServers": {"fx": fixture_entry("underscore")}},
+    )
+    project = tmp_path / "project"
+    project.mkdir()
+    scenario = scenario_calling(tmp_path, ("mcp__fx___echo", {"text": "ran unasked"}))
+    events, port = await run_session(project, scenario, trusted=True)
+    (done,) = completed(events)
+    assert done.content == "ran unasked"
+    assert [r.tool_name for r in port.asked] == ["mcp__fx___echo"]
+    result = await Checker(TOOLS, cwd=project).check(
+        CheckRequest("mcp__fx___echo", {"text": "x"}, cwd=project)
+    )
+    assert result.behavior == "ask"
