@@ -30,7 +30,7 @@ from ..hooks import NO_EVENT_OUTCOME
 from ..mcp.servers import MCP, McpServers
 from ..permissions.audit import AuditLog
 from ..permissions.decide import DecisionChain
-from ..permissions.session_sandbox import SANDBOX, SessionSandbox, hook_files
+from ..permissions.session_sandbox import SANDBOX, SessionSandbox, program_files
 from ..permissions.setup import permission_context_from
 from ..ports import PermissionPort, UserPort
 from ..registry import assemble_tool_pool, known_tool_names
@@ -229,6 +229,7 @@ async def open_session(
     options = prepared.options
     session = prepared.session
     settings = prepared.settings
+    protected = program_files(settings, prepared.cwd)
     permissions, set_aside = permission_context_from(
         settings,
         mode=options.mode or _known_mode(prepared.restored.mode),
@@ -236,6 +237,7 @@ async def open_session(
         trusted=trusted,
         avoid_prompts=permission_port is None,
         plan_file=session.plan_path,
+        protected_files=protected,
     )
     if model is None:
         model = _model_for(prepared)
@@ -261,7 +263,7 @@ async def open_session(
         sandbox_settings,
         project=prepared.cwd,
         session_dir=session.directory,
-        protected_files=hook_files(settings.hooks, prepared.cwd),
+        protected_files=protected,
     )
     sandbox.start_probe()  # on a thread; the first command's decision waits for it
     session_services = SessionServices()

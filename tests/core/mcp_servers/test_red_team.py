@@ -140,3 +140,95 @@ async def test_a_rule_naming_no_server_does_not_cover_a_tool_that_starts_with_an
         CheckRequest("mcp__fx___echo", {"text": "x"}, cwd=project)
     )
     assert result.behavior == "ask"
+
+
+# -- 2. what a project's server runs is no freer to rewrite than a hook script --------------
+
+
+EVIL = "raise SystemExit('rewritten by the agent')\n"
+
+
+def project_with_own_server(tmp_path: Path) -> Path:
+    """A project that ships its server's source, as the demo's sample does."""
+    project = tmp_path / "project"
+    (project / "tools").mkdir(parents=True)
+    (project / "tools" / "server.py").write_text(FIXTURE.read_text())
+    config = {"mcpServers": {"own": {"command": sys.executable, "args": ["tools/server.py"]}}}
+    (project / ".mcp.json").write_text(json.dumps(config))
+    return project
+
+
+REWRITES = {
+    "sandboxed-bash": (
+        {"sandbox": {"autoAllowBashIfSandboxed": True}},
+        None,
+        [("Bash", {"command": "echo 'raise SystemExit(9)' > tools/server.py"})],
+    ),
+    "accept-edits-cp": (
+        {},
+        "acceptEdits",
+        [
+            ("Write", {"file_path": "{workspace}/evil.py", "content": EVIL}),
+            ("Bash", {"command": "cp evil.py tools/server.py"}),
+        ],
+    ),
+    "accept-edits-write": (
+        {},
+        "acceptEdits",
+        [
+            ("Read", {"file_path": "{workspace}/tools/server.py"}),
+            ("Write", {"file_path": "{workspace}/tools/server.py", "content": EVIL}),
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("how", list(REWRITES))
+async def test_the_agent_cannot_rewrite_a_project_server_s_program_unasked(
+    tmp_path: Path, how: str
+) -> None:
+    """The server's program runs outside the sandbox at the next start (a crash, the next
+    session): rewriting it without a yes would run the agent's code unasked."""
+    settings, mode, calls = REWRITES[how]
+    user_settings(tmp_path, settings)
+    project = project_with_own_server(tmp_path)
+    script = {
+        "name": "rewrite",
+        "description": "rewrite the server",
+        "workspace": "cwd",
+        "turns": [
+            *[
+                [{"type": "tool_use", "name": name, "input": arguments}]
+                for name, arguments in calls
+            ],
+            [{"type": "text", "text": "Done."}],
+        ],
+    }
+    scenario = tmp_path / "rewrite.json"
+    scenario.write_text(json.dumps(script))
+    _events, port = await run_session(project, scenario, trusted=True, mode=mode)
+    rewritten = (project / "tools" / "server.py").read_text() != FIXTURE.read_text()
+    asked = [r.tool_name for r in port.asked]
+    assert not rewritten or asked[-1:] == [calls[-1][0]], (how, asked)
+
+
+async def test_check_agrees_that_a_server_s_program_is_not_an_accepted_edit(
+    tmp_path: Path,
+) -> None:
+    project = project_with_own_server(tmp_path)
+    checker = Checker(TOOLS, cwd=project)
+    server = str(project / "tools" / "server.py")
+    result = await checker.check(
+        CheckRequest(
+            "Edit", {"file_path": server, "old_string": "a", "new_string": "b"}, mode="acceptEdits"
+        )
+    )
+    assert result.behavior == "ask"
+    other = await checker.check(
+        CheckRequest(
+            "Edit",
+            {"file_path": str(project / "notes.md"), "old_string": "a", "new_string": "b"},
+            mode="acceptEdits",
+        )
+    )
+    assert other.behavior == "allow"
