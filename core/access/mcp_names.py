@@ -19,6 +19,9 @@ import re
 
 MCP_PREFIX = "mcp__"
 API_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+RULE_NAME = re.compile(r"mcp___?[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*(?:__(?:\*|[A-Za-z0-9_-]+))?")
+"""What an MCP rule may name: a server (no `__` in it, not ending in `_`), all its tools
+(`__*`), or one tool."""
 
 
 def tool_name(server: str, tool: str) -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .context import PermissionRule, RuleBehavior
 from .mcp_names import MCP_PREFIX as MCP_PREFIX
-from .mcp_names import split_tool_name
+from .mcp_names import RULE_NAME, split_tool_name
 
 RULE_FAMILY_NAMES = frozenset({"MultiEdit"})
 """Names rules may give that no proctor tool has: MultiEdit, which path rules understand as
@@ -54,7 +54,13 @@ def rule_problem(rule: PermissionRule, tool_names: Collection[str] | None = None
     are the tools this build has (`core.registry.known_tool_names`); None: not checked."""
     name = rule.tool_name
     unknown = tool_names is not None and name not in tool_names
-    if unknown and name not in RULE_FAMILY_NAMES and not name.startswith(MCP_PREFIX):
+    if name.startswith(MCP_PREFIX):
+        if not RULE_NAME.fullmatch(name):
+            return (
+                f"{name!r} names no MCP tool, so this rule has no effect: write "
+                "mcp__<server>, mcp__<server>__* or mcp__<server>__<tool> (no other globs)"
+            )
+    elif unknown and name not in RULE_FAMILY_NAMES:
         return f"proctor has no tool named {name!r}, so this rule has no effect"
     content = rule.content
     if name == "Bash" and content is not None:

@@ -232,3 +232,31 @@ async def test_check_agrees_that_a_server_s_program_is_not_an_accepted_edit(
         )
     )
     assert other.behavior == "allow"
+
+
+# -- 3. an MCP rule that can never match is said, not silently kept ------------------------
+
+
+@pytest.mark.parametrize(
+    "rule", ["mcp__fx*", "mcp__fx__", "mcp__fx__ech*", "mcp__fx_", "mcp__", "mcp__f x"]
+)
+async def test_a_deny_rule_that_names_no_mcp_tool_is_reported(tmp_path: Path, rule: str) -> None:
+    """In bypass mode only deny rules stand between the model and a server's tools: one
+    spelt so that it can never match (`mcp__fx*` is not a glob) must not look like a guard."""
+    settings_file = user_settings(
+        tmp_path, {"permissions": {"deny": [rule]}, "mcpServers": {"fx": fixture_entry()}}
+    )
+    project = tmp_path / "project"
+    project.mkdir()
+    options = SessionOptions(cwd=project, mode="bypassPermissions", allow_bypass=True)
+    prepared = prepare_session(options)
+    said = [note for note in prepared.notes if rule in note]
+    assert said and str(settings_file) in said[0], prepared.notes
+
+
+@pytest.mark.parametrize(
+    "rule", ["mcp__fx", "mcp__fx__*", "mcp__fx__echo", "mcp__fx___echo", "mcp__a-b_c__x"]
+)
+def test_mcp_rules_that_can_match_are_not_reported(tmp_path: Path, rule: str) -> None:
+    user_settings(tmp_path, {"permissions": {"deny": [rule]}})
+    assert load_settings(tmp_path).problems == ()
