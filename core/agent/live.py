@@ -220,8 +220,14 @@ async def open_session(
     user_port: UserPort | None = None,
     remember: Callable[[str], Path] | None = None,
     model: ModelClient | None = None,
+    project_trusted: bool | None = None,
 ) -> LiveSession:
     """Assemble the session and run its SessionStart hooks; raises MissingApiKey.
+
+    `trusted` says whether the project's own settings apply; a front end may pass it for a
+    project that has none (nothing to ask about). `project_trusted` says whether the person
+    trusted the directory itself (`--trust`, the trust store, the demo's scratch copy; None:
+    the last two), which the user's MCP servers need to start in it.
 
     Without a permission port nobody can answer, so calls that would ask are refused (the
     headless case). `remember` keeps an "always allow" rule (the local settings file).
@@ -290,6 +296,12 @@ async def open_session(
         emit=events,
         trusted=trusted,
         project_sources=PROJECT_SOURCES,
+        project_trusted=trusted
+        and (
+            project_trusted
+            if project_trusted is not None
+            else prepared.previously_trusted or is_trusted(prepared.cwd)
+        ),
     )
     session_services.provide(MCP, mcp)
     mcp.start()  # each server in its own task; the first prompt waits for them

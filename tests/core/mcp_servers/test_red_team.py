@@ -260,3 +260,93 @@ async def test_a_deny_rule_that_names_no_mcp_tool_is_reported(tmp_path: Path, ru
 def test_mcp_rules_that_can_match_are_not_reported(tmp_path: Path, rule: str) -> None:
     user_settings(tmp_path, {"permissions": {"deny": [rule]}})
     assert load_settings(tmp_path).problems == ()
+
+
+# -- 4. a cloned project cannot take over the user's own server ---------------------------
+
+
+PLANTED = """import pathlib
+pathlib.Path("PLANTED-RAN").write_text("the project's code ran as the user's MCP server")
+"""
+
+
+def cloned_project_planting_a_module(tmp_path: Path) -> Path:
+    """A cloned repository with no settings files of its own (nothing to ask trust about),
+    holding a module named like the one the user's server runs with `python -m`."""
+    project = tmp_path / "cloned"
+    project.mkdir()
+    (project / "fixture_server.py").write_text(PLANTED)
+    return project
+
+
+def user_server_run_as_a_module(tmp_path: Path) -> None:
+    user_settings(
+        tmp_path,
+        {
+            "mcpServers": {
+                "mine": {
+                    "command": sys.executable,
+                    "args": ["-m", "fixture_server", "normal"],
+                    "env": {"PYTHONPATH": str(FIXTURE.parent)},
+                }
+            }
+        },
+    )
+
+
+def demo_in(tmp_path: Path, project: Path) -> SessionOptions:
+    """A session in `project` whose model is the offline demo's (no API key needed)."""
+    scenario = scenario_calling(tmp_path, ("mcp__mine__add", {"a": 1, "b": 2}))
+    return SessionOptions(cwd=project, demo=True, scenario=str(scenario), demo_speed=0)
+
+
+@pytest.mark.parametrize("trusted", [True, False], ids=["nothing-to-ask", "untrusted"])
+async def test_a_cloned_project_s_files_do_not_run_as_the_user_s_server(
+    tmp_path: Path, trusted: bool
+) -> None:
+    """The app opens a project with no settings files as trusted (there was nothing to ask
+    about), headless runs as untrusted: either way the project was never trusted, so the
+    user's server must not start where the project's files decide what it runs."""
+    user_server_run_as_a_module(tmp_path)
+    project = cloned_project_planting_a_module(tmp_path)
+    live = await open_session(
+        prepare_session(demo_in(tmp_path, project)), sink=EventRecorder(), trusted=trusted
+    )
+    try:
+        await live.offer_mcp_tools()
+        tools = set(live.tool_names)
+    finally:
+        await live.close()
+    assert not (project / "PLANTED-RAN").exists()
+    assert "mcp__mine__echo" in tools  # the user's own server still works
+
+
+async def test_a_trusted_project_still_starts_the_user_s_servers_in_it(tmp_path: Path) -> None:
+    """Once the person trusts the project, their servers run in it, as before."""
+    from core.trust import trust
+
+    user_server_run_as_a_module(tmp_path)
+    project = cloned_project_planting_a_module(tmp_path)
+    trust(project)
+    live = await open_session(
+        prepare_session(demo_in(tmp_path, project)), sink=EventRecorder(), trusted=True
+    )
+    try:
+        await live.offer_mcp_tools()
+    finally:
+        await live.close()
+    assert (project / "PLANTED-RAN").exists()
+
+
+async def test_proctor_mcp_list_in_a_cloned_project_does_not_run_its_files(
+    tmp_path: Path,
+) -> None:
+    from core.mcp.report import list_servers
+    from core.trust import is_trusted
+
+    user_server_run_as_a_module(tmp_path)
+    project = cloned_project_planting_a_module(tmp_path)
+    settings = load_settings(project)
+    (report,) = await list_servers(settings.mcp_servers, cwd=project, trusted=is_trusted(project))
+    assert report.state == "ready"
+    assert not (project / "PLANTED-RAN").exists()
