@@ -33,6 +33,7 @@ from .mcp.tool import configured_tool
 from .permissions.call import prepare
 from .permissions.decide import evaluate
 from .permissions.sandboxing import SandboxView
+from .permissions.session_sandbox import program_files
 from .permissions.setup import permission_context_from
 from .registry import known_tool_names
 from .sandbox.support import SandboxSupport, probe
@@ -186,6 +187,7 @@ class Checker:
                 mode=request.mode,
                 allow_bypass=request.mode == "bypassPermissions",
                 trusted=trusted,
+                protected_files=program_files(settings, cwd),
             )
             # The same files say what the sandbox is and which MCP servers there are.
             self._remember_sandbox(cwd, settings, trusted)

@@ -129,6 +129,7 @@ class ProctorApp(KeyActions):
                 user_port=self.ports,
                 remember=self._remember,
                 model=self.options.model,
+                project_trusted=self.options.trust or None,
             )
         except MissingApiKey as error:
             self._session_failed = True

@@ -51,6 +51,9 @@ class ToolPermissionContext:
     """The mode to offer again when plan mode ends."""
     plan_file: Path | None = None
     """The one file plan mode lets the agent write: where the plan goes."""
+    protected_files: tuple[Path, ...] = ()
+    """Programs that later run outside the sandbox (hook scripts, MCP servers' own files),
+    resolved: an edit to one is never accepted by the mode, it asks."""
 
     def rules_with(self, behavior: RuleBehavior) -> tuple[PermissionRule, ...]:
         return tuple(rule for rule in self.rules if rule.behavior == behavior)

@@ -4,8 +4,9 @@ The API takes tool names of letters, digits, `_` and `-`, at most 64 characters.
 tool whose full name breaks that cannot be offered at all: it is reported and skipped, never
 renamed behind the user's back (a renamed tool would no longer match the rules and hooks
 written for its real name). `__` separates server from tool, so a server name may not hold
-it (`server_name_problem`: the settings reader refuses such a server); a tool name may, and
-everything after the server's `__` is the tool.
+it nor end in `_` (`server_name_problem`: the settings reader refuses such a server), and the
+first `__` after the prefix is where the server's name ends; a tool name may hold `__` or start
+with `_`, and everything after the server's `__` is the tool.
 
 In the lowest layer, and importing nothing of proctor's, because everyone shows or matches
 these names: the rules, the settings, the MCP package, and the app's first frame.
@@ -20,6 +21,9 @@ LONGEST_NAME = 64
 """The longest tool name the API accepts."""
 API_NAME = re.compile(rf"[A-Za-z0-9_-]{{1,{LONGEST_NAME}}}")
 SERVER_NAME = re.compile(r"[A-Za-z0-9_-]+")
+RULE_NAME = re.compile(r"mcp___?[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*(?:__(?:\*|[A-Za-z0-9_-]+))?")
+"""What an MCP rule may name: a server (no `__` in it, not ending in `_`), all its tools
+(`__*`), or one tool."""
 
 
 def tool_name(server: str, tool: str) -> str:
@@ -51,6 +55,13 @@ def server_name_problem(server: str) -> str | None:
         )
     if "__" in server:
         return f"the server name {server!r} holds `__`, which separates a server from its tool"
+    if server.endswith("_"):
+        # `fx_` and its tool `echo` would be `mcp__fx___echo`: the `fx` server's `_echo`, and
+        # within reach of every rule written for `fx`.
+        return (
+            f"the server name {server!r} ends in `_`, which would run into the `__` that "
+            "separates a server from its tool"
+        )
     if len(tool_name(server, "x")) > LONGEST_NAME:
         return (
             f"the server name {server!r} is too long for its tools' names ({LONGEST_NAME} at most)"

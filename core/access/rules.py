@@ -12,6 +12,7 @@ from pathlib import Path
 
 from .context import PermissionRule, RuleBehavior
 from .mcp_names import MCP_PREFIX as MCP_PREFIX
+from .mcp_names import RULE_NAME, split_tool_name
 
 RULE_FAMILY_NAMES = frozenset({"MultiEdit"})
 """Names rules may give that no proctor tool has: MultiEdit, which path rules understand as
@@ -53,7 +54,13 @@ def rule_problem(rule: PermissionRule, tool_names: Collection[str] | None = None
     are the tools this build has (`core.registry.known_tool_names`); None: not checked."""
     name = rule.tool_name
     unknown = tool_names is not None and name not in tool_names
-    if unknown and name not in RULE_FAMILY_NAMES and not name.startswith(MCP_PREFIX):
+    if name.startswith(MCP_PREFIX):
+        if not RULE_NAME.fullmatch(name):
+            return (
+                f"{name!r} names no MCP tool, so this rule has no effect: write "
+                "mcp__<server>, mcp__<server>__* or mcp__<server>__<tool> (no other globs)"
+            )
+    elif unknown and name not in RULE_FAMILY_NAMES:
         return f"proctor has no tool named {name!r}, so this rule has no effect"
     content = rule.content
     if name == "Bash" and content is not None:
@@ -77,12 +84,15 @@ def rule_names_tool(rule_tool_name: str, tool_name: str) -> bool:
     """
     if rule_tool_name == tool_name:
         return True
-    if not (rule_tool_name.startswith(MCP_PREFIX) and tool_name.startswith(MCP_PREFIX)):
+    if not rule_tool_name.startswith(MCP_PREFIX):
         return False
-    server_part = rule_tool_name.removesuffix("__*")
-    if "__" in server_part[len(MCP_PREFIX) :]:
-        return False  # names one tool, and it was not this one
-    return tool_name.startswith(server_part + "__")
+    parts = split_tool_name(tool_name)
+    if parts is None:
+        return False
+    server = rule_tool_name.removesuffix("__*")[len(MCP_PREFIX) :]
+    # The server's name exactly, not a prefix of the tool's name: `mcp__fx_` names no server
+    # (none may end in `_`), and must not cover `mcp__fx___echo`, the `fx` server's `_echo`.
+    return server == parts[0]
 
 
 def blanket_rule(

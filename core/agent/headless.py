@@ -178,7 +178,10 @@ async def run_headless(options: HeadlessOptions, out: TextIO = sys.stdout) -> in
     printer = _Printer(out, options.output_format)
     try:
         live = await open_session(
-            prepared, sink=printer, trusted=options.trust or prepared.previously_trusted
+            prepared,
+            sink=printer,
+            trusted=options.trust or prepared.previously_trusted,
+            project_trusted=options.trust or None,
         )
     except MissingApiKey as error:
         print(f"proctor: {error}", file=sys.stderr)

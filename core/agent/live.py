@@ -30,7 +30,7 @@ from ..hooks import NO_EVENT_OUTCOME
 from ..mcp.servers import MCP, McpServers
 from ..permissions.audit import AuditLog
 from ..permissions.decide import DecisionChain
-from ..permissions.session_sandbox import SANDBOX, SessionSandbox, hook_files
+from ..permissions.session_sandbox import SANDBOX, SessionSandbox, program_files
 from ..permissions.setup import permission_context_from
 from ..ports import PermissionPort, UserPort
 from ..registry import assemble_tool_pool, known_tool_names
@@ -220,8 +220,14 @@ async def open_session(
     user_port: UserPort | None = None,
     remember: Callable[[str], Path] | None = None,
     model: ModelClient | None = None,
+    project_trusted: bool | None = None,
 ) -> LiveSession:
     """Assemble the session and run its SessionStart hooks; raises MissingApiKey.
+
+    `trusted` says whether the project's own settings apply; a front end may pass it for a
+    project that has none (nothing to ask about). `project_trusted` says whether the person
+    trusted the directory itself (`--trust`, the trust store, the demo's scratch copy; None:
+    the last two), which the user's MCP servers need to start in it.
 
     Without a permission port nobody can answer, so calls that would ask are refused (the
     headless case). `remember` keeps an "always allow" rule (the local settings file).
@@ -229,6 +235,7 @@ async def open_session(
     options = prepared.options
     session = prepared.session
     settings = prepared.settings
+    protected = program_files(settings, prepared.cwd)
     permissions, set_aside = permission_context_from(
         settings,
         mode=options.mode or _known_mode(prepared.restored.mode),
@@ -236,6 +243,7 @@ async def open_session(
         trusted=trusted,
         avoid_prompts=permission_port is None,
         plan_file=session.plan_path,
+        protected_files=protected,
     )
     if model is None:
         model = _model_for(prepared)
@@ -261,7 +269,7 @@ async def open_session(
         sandbox_settings,
         project=prepared.cwd,
         session_dir=session.directory,
-        protected_files=hook_files(settings.hooks, prepared.cwd),
+        protected_files=protected,
     )
     sandbox.start_probe()  # on a thread; the first command's decision waits for it
     session_services = SessionServices()
@@ -288,6 +296,12 @@ async def open_session(
         emit=events,
         trusted=trusted,
         project_sources=PROJECT_SOURCES,
+        project_trusted=trusted
+        and (
+            project_trusted
+            if project_trusted is not None
+            else prepared.previously_trusted or is_trusted(prepared.cwd)
+        ),
     )
     session_services.provide(MCP, mcp)
     mcp.start()  # each server in its own task; the first prompt waits for them

@@ -15,8 +15,11 @@ server. When the servers' schemas together pass `DEFER_THRESHOLD_CHARS`, their t
 deferred: the model sees their names and loads the ones it needs through ToolSearch.
 
 Servers from a project's own files (`.mcp.json`, `.proctor/settings.json`...) are programs a
-cloned repository chose: they start only in a trusted project. None of them runs in the
-command sandbox: they are programs the person configured and trusted (README, "MCP").
+cloned repository chose: they start only in a trusted project. The user's own servers always
+start, but in the project's directory (unless their entry gives a `cwd`) only once the person
+trusted it (`project_trusted`): elsewhere they start beside the file that declared them. None
+of them runs in the command sandbox: they are programs the person configured and trusted
+(README, "MCP").
 """
 
 from __future__ import annotations
@@ -58,6 +61,7 @@ class McpServers:
         emit: Callable[[McpServerChanged], None],
         trusted: bool = True,
         project_sources: Collection[str] = (),
+        project_trusted: bool | None = None,
         startup_timeout_s: float | None = None,
         call_timeout_s: float | None = None,
         defer_threshold_chars: int = DEFER_THRESHOLD_CHARS,
@@ -68,13 +72,14 @@ class McpServers:
         self._emit = emit
         self.connections: dict[str, ServerConnection] = {}
         untrusted = []
+        in_project = trusted if project_trusted is None else project_trusted
         for config in sorted(configs, key=lambda c: c.name):
             if not trusted and config.source in project_sources:
                 untrusted.append(config)
                 continue
             self.connections[config.name] = ServerConnection(
                 config,
-                cwd=cwd,
+                cwd=cwd if in_project or config.source in project_sources else _away(config),
                 log_dir=log_dir,
                 on_change=emit,
                 on_listed=self._take_tools,
@@ -154,6 +159,14 @@ class McpServers:
             *(connection.close() for connection in self.connections.values()),
             return_exceptions=True,
         )
+
+
+def _away(config: McpServerConfig) -> Path:
+    """Where one of the user's servers starts when the project is not trusted: the directory
+    of the file that declared it, else the home directory. Started in the project, the
+    project's files would decide what it runs (`python -m x` finds the project's `x.py`,
+    `npx` its `node_modules`), and the server runs outside the sandbox."""
+    return config.path.parent if config.path is not None else Path.home()
 
 
 def schema_chars(tools: Iterable[McpTool]) -> int:

@@ -37,7 +37,7 @@ from ..access.decision import (
     PermissionDecision,
     Risk,
 )
-from ..access.paths import PROTECTED_NAMES, absolute, protected_part
+from ..access.paths import PROTECTED_NAMES, absolute, both_forms, protected_part
 from ..access.rules import parse_rule, rule_names_tool
 from ..access.targets import DomainTarget, PathTarget, rule_family
 from ..bash import SimpleCommand, strip_safe_assignments, unwrap
@@ -437,7 +437,19 @@ def _is_protected(path: Path) -> bool:
 
 
 def _editable(call: Call, path: str | Path) -> bool:
-    return call.inside(path) and protected_part(expand_home(path), call.cwd) is None
+    return (
+        call.inside(path)
+        and protected_part(expand_home(path), call.cwd) is None
+        and not _runs_outside_the_sandbox(call, path)
+    )
+
+
+def _runs_outside_the_sandbox(call: Call, path: str | Path) -> bool:
+    """A hook script or an MCP server's file: what is written there runs, later, unfenced."""
+    programs = call.permissions.protected_files
+    return bool(programs) and any(
+        form in programs for form in both_forms(expand_home(path), call.cwd)
+    )
 
 
 def _why_ask(call: Call, read_only: bool, outside: str | None) -> tuple[DecidedBy, str]:

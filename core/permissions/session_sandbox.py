@@ -22,8 +22,9 @@ from ..access.targets import rule_family
 from ..sandbox.fence import Fence, FenceBuilder, FenceInputs
 from ..sandbox.support import UNPROBED, SandboxSupport, probe
 from ..session_services import ServiceKey
+from ..settings.mcp_servers import McpServerConfig
 from ..settings.sandbox import SandboxSettings
-from ..settings.values import HookEntry
+from ..settings.values import HookEntry, Settings
 from .match import rule_base
 from .sandboxing import SandboxView
 
@@ -170,3 +171,29 @@ def hook_files(entries: tuple[HookEntry, ...], cwd: Path) -> tuple[Path, ...]:
                 if ("/" in word or path.exists()) and path.is_file():
                     found.append(path)
     return tuple(dict.fromkeys(found))
+
+
+def server_files(servers: Iterable[McpServerConfig], cwd: Path) -> tuple[Path, ...]:
+    """The files stdio MCP servers run, when their command or an argument names one
+    (`./server.sh`, `python3 tools/server.py`, `node build/index.js`): like a hook's, what
+    the agent writes there runs outside the sandbox at the server's next start."""
+    found: list[Path] = []
+    for server in servers:
+        if server.transport != "stdio":
+            continue
+        base = server.cwd or cwd
+        for word in (server.command, *server.args):
+            try:
+                path = (base / os.path.expanduser(word)).resolve()
+                if ("/" in word or path.exists()) and path.is_file():
+                    found.append(path)
+            except (OSError, RuntimeError, ValueError):
+                continue
+    return tuple(dict.fromkeys(found))
+
+
+def program_files(settings: Settings, cwd: Path) -> tuple[Path, ...]:
+    """Every file the settings run outside the sandbox: hook scripts and MCP servers'."""
+    return tuple(
+        dict.fromkeys((*hook_files(settings.hooks, cwd), *server_files(settings.mcp_servers, cwd)))
+    )

@@ -29,6 +29,7 @@ def permission_context_from(
     trusted: bool = True,
     avoid_prompts: bool = False,
     plan_file: Path | None = None,
+    protected_files: tuple[Path, ...] = (),
 ) -> tuple[ToolPermissionContext, tuple[str, ...]]:
     """The starting context, and notes for the user about what was set aside and why."""
     notes: list[str] = []
@@ -75,6 +76,7 @@ def permission_context_from(
         bypass_available=bypass_available,
         avoid_prompts=avoid_prompts,
         plan_file=plan_file,
+        protected_files=protected_files,
     )
     return context, tuple(notes)
 

@@ -18,8 +18,9 @@ A bad entry costs only that entry: every bad part is reported as a `SettingsProb
 line, column) and that server is not started. Running it with part of its arguments, or
 without a token its header needed, would be worse than not running it. A server name must be
 usable inside a tool name the API accepts (`mcp__<server>__<tool>`: letters, digits, `_` and
-`-`), and may not hold `__`, which separates the server from the tool
-(`core.access.mcp_names.server_name_problem`, beside the other rules for these names).
+`-`), and may not hold `__`, which separates the server from the tool, nor end in `_` (the
+first `__` after `mcp__` must be where the server's name ends): `server_name_problem`, in
+`core.access.mcp_names` beside the other rules for these names.
 """
 
 from __future__ import annotations

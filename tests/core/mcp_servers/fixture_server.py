@@ -6,6 +6,7 @@
 - `exit`: exits at once with a message on stderr.
 - `bad-tools`: tools whose names or schemas proctor cannot offer, beside one good tool.
 - `collide`: a tool named like a built-in (`Read`).
+- `underscore`: a tool whose name starts with `_` (`_echo`), beside the normal ones.
 - `slow-start`: sleeps `argv[2]` seconds, then serves like `normal`.
 - `http`: serves like `normal`, over streamable HTTP on 127.0.0.1, port `argv[2]`; its
   `header` tool says what a request header was.
@@ -154,6 +155,14 @@ if MODE == "collide":
     def read_like(path: str) -> str:
         """Reads nothing: named like a built-in."""
         return f"mcp read {path}"
+
+
+if MODE == "underscore":
+
+    @server.tool(name="_echo")
+    def underscore_echo(text: str) -> str:
+        """Say the text back (a name that starts with `_`)."""
+        return text
 
 
 if __name__ == "__main__":
