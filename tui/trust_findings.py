@@ -6,8 +6,10 @@ headless front end. It lists exactly what trust changes: hooks and MCP servers (
 programs; a server is shown with the command or URL it would start, after `${VAR}`s are filled
 in, since that is what would run), allow rules, extra directories and a default mode (set
 aside while untrusted); deny and ask rules are listed too because people like to know they are
-there, though they always apply. An empty list means the project has no settings files of its
-own (`.mcp.json` counts as one): nothing to ask about.
+there, though they always apply. Your own stdio MCP servers are listed too, when they would
+start in the project's directory: until you trust it they start elsewhere, since its files
+could change what they run (`npx` finds its `node_modules`, `python -m x` its `x.py`). An empty
+list means nothing here depends on trust: nothing to ask about.
 """
 
 from __future__ import annotations
@@ -70,4 +72,15 @@ def trust_findings(settings: Settings, project: Path) -> list[str]:
         empty = "no MCP servers" if source == "mcp-json" else "settings (no hooks or rules)"
         summary = ", ".join(parts) if parts else empty
         lines.append(f"{_shown(path, project)}: {summary}")
+    yours = [
+        server
+        for server in settings.mcp_servers
+        if server.source not in PROJECT_SOURCES and server.transport == "stdio" and not server.cwd
+    ]
+    if yours:
+        shown = "; ".join(f"{server.name}: {server.target}" for server in yours)
+        lines.append(
+            f"your {_count(len(yours), 'MCP server')} would start in this folder, where its files "
+            f"can change what runs ({shown}); untrusted, they start beside your settings"
+        )
     return lines

@@ -622,3 +622,20 @@ def test_snapshot_trust(snap_compare):
         ".claude/settings.json: 1 additional directory",
     ]
     assert snap_compare(Host(TrustScreen(Path("/work/cloned"), findings)), terminal_size=SIZE)
+
+
+def test_trust_is_asked_when_your_own_servers_would_start_in_the_project(isolated_home: Path):
+    project = isolated_home
+    config = project.parent / "config"
+    config.mkdir()
+    servers = {
+        "github": {"command": "npx", "args": ["-y", "server-github"]},
+        "pinned": {"command": "python3", "args": ["server.py"], "cwd": "/srv/mcp"},
+        "docs": {"type": "http", "url": "https://docs.example/mcp"},
+    }
+    (config / "settings.json").write_text(json.dumps({"mcpServers": servers}))
+    findings = trust_findings(load_settings(project), project)
+    assert findings == [
+        "your 1 MCP server would start in this folder, where its files can change what runs "
+        "(github: npx -y server-github); untrusted, they start beside your settings"
+    ]
