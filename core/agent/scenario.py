@@ -210,11 +210,23 @@ def _check_choices(steps: list[Turn | Choice], where: str) -> None:
                 f"{where}[0].when: the first turn has no earlier calls to choose by; "
                 "write it as a plain turn"
             )
-        if not any(turn.has_calls for turn in step_turns(steps[index - 1])):
+        before = steps[index - 1]
+        if not any(turn.has_calls for turn in step_turns(before)):
             raise ValueError(
                 f"{where}[{index}].when: turn {index - 1} makes no calls, so there is nothing "
                 "to choose by; write it as a plain turn"
             )
+        if isinstance(before, Choice):
+            # A path that goes on from text alone would reach this choice with no calls to
+            # read, and "all_ran" would speak for calls that were never made.
+            for outcome in ("all_ran", "denied", "failed"):
+                turn = getattr(before.when, outcome)
+                if not turn.has_calls and not turn.end:
+                    raise ValueError(
+                        f"{where}[{index - 1}].when.{outcome}: it makes no calls, so the "
+                        f"choice after it would have nothing to choose by; give it calls or "
+                        '"end": true'
+                    )
 
 
 class Scenario(_Strict):

@@ -183,6 +183,17 @@ def test_a_choice_needs_calls_before_it():
     assert "turns[0].when: the first turn has no earlier calls to choose by" in said
     said = problem([[text("hi")], choice([text("a")], [text("b")], [text("c")])])
     assert "turns[1].when: turn 0 makes no calls, so there is nothing to choose by" in said
+    talk_then_choose = [
+        [call()],
+        choice(
+            [call()],
+            [text("no calls, and the script goes on")],
+            {"blocks": [text("x")], "end": True},
+        ),
+        choice([text("a")], [text("b")], [text("c")]),
+    ]
+    said = problem(talk_then_choose)
+    assert "turns[1].when.denied: it makes no calls, so the choice after it" in said
     nested = call("Task", prompt="p")
     nested["agent_turns"] = [choice([text("a")], [text("b")], [text("c")])]
     said = problem([[nested]])
