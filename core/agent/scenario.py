@@ -134,7 +134,7 @@ Fault = Annotated[
 class Turn(_Strict):
     blocks: list[Block] = Field(min_length=1)
     fault: Fault | None = None
-    end: bool = False
+    end: bool = Field(default=False, strict=True)
     """The script ends after this turn (see the module docstring)."""
 
     @property

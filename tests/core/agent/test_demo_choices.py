@@ -205,6 +205,9 @@ def test_alternatives_are_checked_like_turns():
     assert "turns[1].when.denied.blocks[0].type: Input tag 'txt'" in said
     said = problem([[call()], choice([text("a")], {"blocks": [call()], "end": True}, [text("c")])])
     assert "turns[1].when.denied: a turn with `end` cannot make calls" in said
+    said = problem([[call()], choice([text("a")], {"blocks": [text("b")], "end": "yes"}, [])])
+    assert "turns[1].when.denied.end: Input should be a valid boolean" in said
+    assert "turns[1].when.failed.blocks: List should have at least 1 item" in said
     said = problem([[call()], {**choice([text("a")], [text("b")], [text("c")]), "end": True}])
     assert "turns[1].end: Extra inputs are not permitted" in said
 
