@@ -10,9 +10,13 @@ as it would against the API, and the loop sees the same events.
 
 Which turn to play is read from the request, not kept as a cursor: turn k is the reply to a
 conversation holding k assistant messages. A retried request therefore replays its turn, and
-turn k+1 plays only once turn k's tool results have been sent back. A conversation past the
-end of its script gets a short reply saying this is the demo. Sub-agents (Task calls with
-`agent_turns`) are told apart by their prompt, each with its own turn count.
+turn k+1 plays only once turn k's tool results have been sent back. Where the script gives a
+choice (scenario.py), it is read from the same request: the tool_results that answer the
+previous assistant message say whether its calls ran, were denied or failed
+(`core/access/call_outcome.py`), exactly as a real model would learn it. Replaying the
+choices from the start also finds a path that ended (`end`). A conversation past the end of
+its script, or of its path, gets a short reply saying this is the demo. Sub-agents (Task
+calls with `agent_turns`) are told apart by their prompt, each with its own turn count.
 
 Faults (scenario.py) are served for the first `times` requests of their turn, so a loop that
 retries gets through, as it would with a flaky API. Each request served is recorded in
@@ -36,7 +40,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import httpx2
 
+from .demo_reading import plan_file_from, role, text_of, turn_to_play
 from .scenario import (
+    Choice,
     DropFault,
     ErrorEventFault,
     Fault,
@@ -46,6 +52,8 @@ from .scenario import (
     TextBlock,
     ToolUseBlock,
     Turn,
+    TurnOutcome,
+    step_turns,
 )
 
 if TYPE_CHECKING:
@@ -82,13 +90,15 @@ class Served:
     """"main", or the id of the Task call whose sub-agent asked."""
     turn: int
     outcome: Outcome
+    chose: TurnOutcome | None = None
+    """For a turn that is a choice: the alternative played."""
 
 
 @dataclass(frozen=True, slots=True)
 class _Script:
     key: str
     id_prefix: str
-    turns: list[Turn]
+    turns: list[Turn | Choice]
 
 
 class DemoModel:
@@ -114,7 +124,7 @@ class DemoModel:
         self.plan_file = plan_file
         self.speed = speed
         self.served: list[Served] = []
-        self._faults_served: dict[tuple[str, int], int] = {}
+        self._faults_served: dict[tuple[str, int, TurnOutcome | None], int] = {}
         self._serial = itertools.count(1)
         self._main = _Script("main", "", scenario.turns)
         self._agents = dict(_agent_scripts(scenario.turns, prefix=""))
@@ -169,17 +179,18 @@ class DemoModel:
             )
 
         script = self._script_for(messages)
-        turn_index = sum(1 for message in messages if _role(message) == "assistant")
+        turn_index = sum(1 for message in messages if role(message) == "assistant")
         model = str(body.get("model") or DEMO_MODEL)
-        if turn_index >= len(script.turns):
+        chosen = turn_to_play(script.turns, messages, turn_index)
+        if chosen is None:
             self.served.append(Served(script.key, turn_index, "past_end"))
             turn = Turn(blocks=[TextBlock(type="text", text=END_OF_SCRIPT_REPLY)])
             fault: Fault | None = None
         else:
-            turn = script.turns[turn_index]
-            fault = self._take_fault(script.key, turn_index, turn.fault)
+            turn, chose = chosen
+            fault = self._take_fault((script.key, turn_index, chose), turn.fault)
             outcome: Outcome = "played" if fault is None else fault.kind
-            self.served.append(Served(script.key, turn_index, outcome))
+            self.served.append(Served(script.key, turn_index, outcome, chose))
         if isinstance(fault, OverloadedFault):
             response = _error(529, "overloaded_error", "Overloaded", request_id)
             # The API's own hint; scaled, so the SDK's retry is quick in tests.
@@ -207,7 +218,7 @@ class DemoModel:
         )
 
     def _script_for(self, messages: list[Any]) -> _Script:
-        first = _text_of(messages[0])
+        first = text_of(messages[0])
         for prompt, script in self._agents.items():
             if prompt == first:
                 return script
@@ -215,17 +226,19 @@ class DemoModel:
         matches = [prompt for prompt in self._agents if prompt in first]
         return self._agents[max(matches, key=len)] if matches else self._main
 
-    def _take_fault(self, key: str, turn: int, fault: Fault | None) -> Fault | None:
+    def _take_fault(
+        self, where: tuple[str, int, TurnOutcome | None], fault: Fault | None
+    ) -> Fault | None:
         if fault is None:
             return None
-        count = self._faults_served.get((key, turn), 0)
+        count = self._faults_served.get(where, 0)
         if count >= fault.times:
             return None
-        self._faults_served[(key, turn)] = count + 1
+        self._faults_served[where] = count + 1
         return fault
 
     def _replacements(self, messages: list[Any]) -> dict[str, str]:
-        plan_file = self.plan_file or _plan_file_from(messages)
+        plan_file = self.plan_file or plan_file_from(messages)
         if plan_file is None:
             plan_file = self.workspace / "plan.md"
         return {"{workspace}": str(self.workspace), "{plan_file}": str(plan_file)}
@@ -451,56 +464,6 @@ def _error(status: int, error_type: str, message: str, request_id: str) -> httpx
     return httpx2.Response(status, json=body, headers={"request-id": request_id})
 
 
-# -- reading the conversation --------------------------------------------------------------
-
-
-def _role(message: Any) -> str | None:
-    return message.get("role") if isinstance(message, dict) else None
-
-
-def _text_of(message: Any) -> str:
-    content = message.get("content") if isinstance(message, dict) else None
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(_block_text(block) for block in content)
-    return ""
-
-
-def _block_text(block: Any) -> str:
-    if not isinstance(block, dict):
-        return ""
-    content = block.get("text", block.get("content", ""))
-    if isinstance(content, list):
-        return "\n".join(_block_text(inner) for inner in content)
-    return content if isinstance(content, str) else ""
-
-
-_PLAN_PATH = re.compile(r"((?:[A-Za-z]:)?[\\/][^\s()'\"`]+\.md)\b")
-
-
-def _plan_file_from(messages: list[Any]) -> Path | None:
-    """The plan file EnterPlanMode named in its result, if the conversation has one."""
-    ids = {
-        block.get("id")
-        for message in messages
-        if _role(message) == "assistant" and isinstance(message.get("content"), list)
-        for block in message["content"]
-        if isinstance(block, dict)
-        and block.get("type") == "tool_use"
-        and block.get("name") == "EnterPlanMode"
-    }
-    found: Path | None = None
-    for message in messages:
-        if _role(message) != "user" or not isinstance(message.get("content"), list):
-            continue
-        for block in message["content"]:
-            if isinstance(block, dict) and block.get("tool_use_id") in ids:
-                match = _PLAN_PATH.search(_block_text(block))
-                found = Path(match.group(1)) if match else found
-    return found
-
-
 def _fill(value: Any, replacements: Mapping[str, str]) -> Any:
     if isinstance(value, str):
         for placeholder, actual in replacements.items():
@@ -513,10 +476,11 @@ def _fill(value: Any, replacements: Mapping[str, str]) -> Any:
     return value
 
 
-def _agent_scripts(turns: list[Turn], prefix: str) -> Iterator[tuple[str, _Script]]:
+def _agent_scripts(steps: list[Turn | Choice], prefix: str) -> Iterator[tuple[str, _Script]]:
     """Every Task call's sub-agent script, nested ones too, keyed by the Task's prompt."""
-    for turn_index, turn in enumerate(turns):
-        for block_index, block in enumerate(turn.blocks):
+    for turn_index, step in enumerate(steps):
+        blocks = [(i, block) for turn in step_turns(step) for i, block in enumerate(turn.blocks)]
+        for block_index, block in blocks:
             if not isinstance(block, ToolUseBlock) or not isinstance(
                 block.input.get("prompt"), str
             ):

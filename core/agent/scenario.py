@@ -19,6 +19,21 @@ the turn plays cleanly, so a loop that retries gets through.
 A `Task` tool_use may carry `agent_turns`: the script its sub-agent plays. The demo model
 recognises the sub-agent's conversation by the Task's `prompt` in its first user message.
 
+What the agent says must be true whatever the person answered, so a turn may instead be a
+choice, `{"when": {"all_ran": turn, "denied": turn, "failed": turn}}`, made by what happened
+to the previous turn's calls, as read from the tool_results the demo model is sent
+(`core/access/call_outcome.py`): `denied` when any call was denied (by a rule, a hook, the
+mode, the person, or nobody there to approve it) or the person said no to what it put before
+them (kept planning, declined the questions); else `failed` when any call failed or was
+cancelled; else `all_ran`. So the precedence is denied > failed > all_ran. All three are
+required: an outcome without words of its own would borrow words that may not be true. A
+turn with no calls before it (the first, or one after text alone) cannot choose.
+
+A turn marked `"end": true` ends the script: the conversation's next request gets the
+demo's end-of-script reply, not the next turn. That is how a path that went differently
+stops truthfully instead of carrying on with a story that no longer holds. It takes no
+calls (the loop would only ask again at once).
+
 The models are strict (`extra="forbid"`): a misspelt key in a hand-written scenario should
 be an error naming the field, not a silently ignored pacing or fault.
 """
@@ -26,10 +41,19 @@ be an error naming the field, not a silently ignored pacing or fault.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationError,
+    model_validator,
+)
 
 SCENARIOS_DIR = Path(__file__).parent / "scenarios"
 PLACEHOLDERS = ("{workspace}", "{plan_file}")
@@ -54,7 +78,7 @@ class ToolUseBlock(_Strict):
     name: str = Field(min_length=1)
     input: dict[str, Any] = Field(default_factory=dict)
     pace_ms: int | None = Field(default=None, ge=0)
-    agent_turns: list[Turn] | None = None
+    agent_turns: list[Step] | None = None
     """For a Task call: the turns its sub-agent plays."""
 
     @model_validator(mode="after")
@@ -62,6 +86,8 @@ class ToolUseBlock(_Strict):
         if self.agent_turns is not None and not isinstance(self.input.get("prompt"), str):
             # The prompt is how the demo model tells the sub-agent's requests apart.
             raise ValueError("agent_turns needs a string `prompt` in the input")
+        if self.agent_turns is not None:
+            _check_choices(self.agent_turns, "agent_turns")
         return self
 
 
@@ -108,6 +134,12 @@ Fault = Annotated[
 class Turn(_Strict):
     blocks: list[Block] = Field(min_length=1)
     fault: Fault | None = None
+    end: bool = Field(default=False, strict=True)
+    """The script ends after this turn (see the module docstring)."""
+
+    @property
+    def has_calls(self) -> bool:
+        return any(isinstance(block, ToolUseBlock) for block in self.blocks)
 
     @model_validator(mode="before")
     @classmethod
@@ -122,7 +154,79 @@ class Turn(_Strict):
             raise ValueError(
                 f"fault.after_blocks is {after} but the turn has {len(self.blocks)} block(s)"
             )
+        if self.end and self.has_calls:
+            raise ValueError("a turn with `end` cannot make calls: their results would go unread")
         return self
+
+
+TurnOutcome = Literal["all_ran", "denied", "failed"]
+"""What happened to a turn's calls, as a choice reads it (precedence: denied, failed)."""
+
+
+class Alternatives(_Strict):
+    all_ran: Turn
+    denied: Turn
+    failed: Turn
+
+
+class Choice(_Strict):
+    """A turn chosen by what happened to the previous turn's calls."""
+
+    when: Alternatives
+
+    def turn_for(self, outcome: TurnOutcome) -> Turn:
+        turn: Turn = getattr(self.when, outcome)
+        return turn
+
+    @property
+    def turns(self) -> tuple[Turn, ...]:
+        return (self.when.all_ran, self.when.denied, self.when.failed)
+
+
+def _step_kind(data: Any) -> str:
+    if isinstance(data, Choice) or (isinstance(data, dict) and "when" in data):
+        return "when"
+    return "turn"
+
+
+Step = Annotated[
+    Annotated[Turn, Tag("turn")] | Annotated[Choice, Tag("when")], Discriminator(_step_kind)
+]
+"""One place in a script: a turn, or a choice of turns."""
+
+
+def step_turns(step: Turn | Choice) -> tuple[Turn, ...]:
+    """Every turn a step may play."""
+    return step.turns if isinstance(step, Choice) else (step,)
+
+
+def _check_choices(steps: list[Turn | Choice], where: str) -> None:
+    """A choice needs calls before it whose outcome it can read."""
+    for index, step in enumerate(steps):
+        if not isinstance(step, Choice):
+            continue
+        if index == 0:
+            raise ValueError(
+                f"{where}[0].when: the first turn has no earlier calls to choose by; "
+                "write it as a plain turn"
+            )
+        before = steps[index - 1]
+        if not any(turn.has_calls for turn in step_turns(before)):
+            raise ValueError(
+                f"{where}[{index}].when: turn {index - 1} makes no calls, so there is nothing "
+                "to choose by; write it as a plain turn"
+            )
+        if isinstance(before, Choice):
+            # A path that goes on from text alone would reach this choice with no calls to
+            # read, and "all_ran" would speak for calls that were never made.
+            for outcome in ("all_ran", "denied", "failed"):
+                turn = getattr(before.when, outcome)
+                if not turn.has_calls and not turn.end:
+                    raise ValueError(
+                        f"{where}[{index - 1}].when.{outcome}: it makes no calls, so the "
+                        f"choice after it would have nothing to choose by; give it calls or "
+                        '"end": true'
+                    )
 
 
 class Scenario(_Strict):
@@ -132,7 +236,12 @@ class Scenario(_Strict):
     """The user prompt the demo starts with."""
     workspace: Literal["sample", "cwd"] = "sample"
     """"sample": a scratch copy of the shipped sample project; "cwd": the current directory."""
-    turns: list[Turn] = Field(min_length=1)
+    turns: list[Step] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _choices_fit(self) -> Scenario:
+        _check_choices(self.turns, "turns")
+        return self
 
 
 ToolUseBlock.model_rebuild()
@@ -188,7 +297,9 @@ def _locate(name_or_path: str | Path) -> Path:
     return shipped
 
 
-_TAGS = frozenset({"text", "tool_use", "overloaded", "error_event", "drop", "max_tokens"})
+_TAGS = frozenset(
+    {"text", "tool_use", "overloaded", "error_event", "drop", "max_tokens", "turn", "when"}
+)
 
 
 def _describe(error: Any) -> str:
@@ -208,4 +319,10 @@ def _describe(error: Any) -> str:
             continue
         previous = part
         path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
-    return f"{path or '(top level)'}: {error['msg']}"
+    message = str(error["msg"]).removeprefix("Value error, ")
+    if _NAMES_ITS_PLACE.match(message):  # a check over a list of turns names the turn itself
+        return f"{path}.{message}" if path else message
+    return f"{path or '(top level)'}: {message}"
+
+
+_NAMES_ITS_PLACE = re.compile(r"(?:turns|agent_turns)\[\d+\]\S*: ")

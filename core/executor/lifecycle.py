@@ -31,6 +31,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import ValidationError
 
+from ..access.call_outcome import denial_message, unmistaken_content
 from ..access.decision import Allow, Ask, DecidedBy, Deny
 from ..access.sandbox_policy import SandboxPolicy, Unsandboxed
 from ..access.targets import CommandTarget
@@ -355,7 +356,7 @@ class _CallRun:
                 "so it was not run.",
             )
         if isinstance(decision, Deny):
-            raise self.fail(decision.message)
+            raise self.fail(denial_message(decision.message))
         if decision.updated_input is not None:
             parsed = self.reparse(tool, decision.updated_input, "")
         if isinstance(decision, Ask):
@@ -397,7 +398,7 @@ class _CallRun:
                 if answer.feedback
                 else " Stop and wait for the user to say how to proceed."
             )
-            raise self.fail(REJECTED_BY_USER + instead)
+            raise self.fail(denial_message(REJECTED_BY_USER + instead))
         if isinstance(answer, Approve) and answer.updated_input is not None:
             return self.reparse(
                 tool, answer.updated_input, "The input the user approved is not valid. "
@@ -411,11 +412,16 @@ class _CallRun:
 
     def map(self, tool: AnyTool, result: ToolResult[Any]) -> ToolResultBlock:
         try:
-            return tool.result_block(result, self.call.id)
+            block = tool.result_block(result, self.call.id)
         except Exception as error:
             raise self.fail(
                 f"{tool.name} ran, but its result could not be read: {_described(error)}"
             ) from None
+        # Only the permission stage may open a result as a denial (core/access/call_outcome.py).
+        unmistaken = unmistaken_content(block, tool.name)
+        if unmistaken is not None:
+            block["content"] = unmistaken
+        return block
 
     def command_of(self, tool: AnyTool, parsed: Any) -> str | None:
         """The shell command the call runs, if its rules match commands (shown as code)."""

@@ -23,6 +23,7 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field
 
+from ..access.call_outcome import QUESTIONS_DECLINED_OPENING, QUESTIONS_UNASKED_OPENING
 from ..ports import Question, QuestionOption, QuestionRequest
 from ..tool import (
     Progress,
@@ -180,13 +181,13 @@ def render(data: QuestionOutcome) -> str:
     if data.status == "nobody":
         asked = "; ".join(repr(q.question) for q in data.questions)
         return (
-            f"Nobody can answer questions in this session, so these went unasked: {asked}. "
+            f"{QUESTIONS_UNASKED_OPENING}, so these went unasked: {asked}. "
             "Proceed on your best judgement, choosing what the user most likely wants, and "
             "state the assumptions you made in your final reply."
         )
     if data.status == "dismissed":
         return (
-            "The user declined to answer the questions. Do not assume answers: stop and wait "
+            f"{QUESTIONS_DECLINED_OPENING} Do not assume answers: stop and wait "
             "for the user to tell you how to proceed."
         )
     lines = ["The user answered:"]

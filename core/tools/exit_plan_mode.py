@@ -26,6 +26,7 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field
 
+from ..access.call_outcome import PLAN_KEPT_OPENING
 from ..access.context import PermissionMode, PermissionRule, ToolPermissionContext
 from ..access.modes import MODE_LABELS, ModeUnavailable, switch_mode
 from ..access.rules import RuleSyntaxError, parse_rule
@@ -332,7 +333,7 @@ def _render_outcome(data: PlanOutcome) -> str:
             else "They did not say what to change: ask them."
         )
         return (
-            "The user did not approve the plan yet and wants you to keep planning. You are "
+            f"{PLAN_KEPT_OPENING} and wants you to keep planning. You are "
             f"still in plan mode. {feedback}\n\nRevise the plan in {data.plan_file}, then call "
             "ExitPlanMode again."
         )
