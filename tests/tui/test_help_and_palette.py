@@ -94,10 +94,17 @@ async def test_f1_help_lists_every_binding_of_every_screen_and_widget(project: P
         assert "Command palette" in shown and "^c" in shown
 
 
-async def test_help_closes_with_esc_f1_or_q(project: Path):
+async def test_help_scrolls_on_a_small_terminal_and_closes_with_esc_f1_or_q(project: Path):
     app = make_app(project, [[text("hi")]], prompt=None)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: app.live is not None)
+        await pilot.press("f1")
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        body = app.screen.query_one("#body")
+        assert body.max_scroll_y > 0
+        await pilot.press("pagedown", "end")
+        await until(pilot, lambda: body.scroll_y == body.max_scroll_y, "the help to scroll")
+        await pilot.press("escape")
         for key in ("escape", "f1", "q"):
             await pilot.press("f1")
             await until(pilot, lambda: isinstance(app.screen, HelpScreen))

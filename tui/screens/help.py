@@ -119,6 +119,7 @@ class HelpScreen(ModalScreen[None]):
     """Lists the keys; esc, F1 or q closes it."""
 
     CSS_PATH = "help.tcss"
+    AUTO_FOCUS = "#body"  # the list is longer than a small terminal: arrows and pgdn scroll it
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", "Close"),
         Binding("f1", "close", "Close"),
