@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from app_helpers import SIZE, bash, make_app, text, turn_over, until
+from textual import events
 from textual.widgets import Footer
 
 from core.agent.sessions import list_sessions
@@ -127,6 +128,11 @@ async def test_printable_keys_typed_elsewhere_reach_the_prompt(project: Path):
         app.conversation.focus()
         await pilot.press("space", "!")
         assert app.focused is prompt and prompt.value == "draft more !"
+        queue.focus()
+        await pilot.pause()
+        app.post_message(events.Paste(" pasted"))  # as the terminal delivers a paste
+        await until(pilot, lambda: prompt.value == "draft more ! pasted", "the paste")
+        assert app.focused is prompt
 
 
 # -- narrow terminals -----------------------------------------------------------------------------
@@ -157,14 +163,20 @@ async def test_side_panes_fold_below_100_columns_and_f2_brings_them_back(project
 
 
 async def test_the_footer_at_80_columns_shows_the_keys_that_matter(project: Path):
-    app = make_app(project, [[text("Hello.")]])
+    app = make_app(project, [[bash("echo hi")], [text("Hello.")]], allow=["Bash(echo:*)"])
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: turn_over(app))
         footer = app.main_screen.query_one(Footer)
-        line = "".join(s.text for s in app.screen._compositor.render_strips()[footer.region.y])
-        for words in ("esc Interrupt", "shift+tab Mode", "f1 Help", "f2 Panes", "^q Quit"):
-            assert words in line, line
-        assert line.rstrip().endswith("^p palette")
+        await pilot.press("f2")
+        for focused in (app.prompt_input, app.tool_queue):  # the queue has keys of its own
+            focused.focus()
+            await pilot.pause()
+            await pilot.pause()
+            strips = app.screen._compositor.render_strips()
+            line = "".join(s.text for s in strips[footer.region.y])
+            for words in ("esc Interrupt", "shift+tab Mode", "f1 Help", "f2 Panes", "^q Quit"):
+                assert words in line, line
+            assert line.rstrip().endswith("^p palette")
 
 
 async def test_tool_queue_names_are_whole_even_with_panes_back_at_80(project: Path):

@@ -11,7 +11,12 @@ Two things of layout react to the person's hands:
   hides them when wide). That choice holds until the terminal crosses `FOLD_WIDTH`, when
   the width's own default applies again.
 - A printable key typed while another pane has focus is not lost: unless that pane uses the
-  key (j/k/space in the queue), focus goes to the prompt with the character typed there.
+  key (j/k/space in the queue), focus goes to the prompt with the character typed there;
+  text pasted there goes to the prompt the same way.
+
+The footer lists `active_bindings` in order, cutting what does not fit; Textual puts the
+focused pane's keys first, so at 80 columns the queue's "enter Open call" would push F1 off
+the line. Here the app's keys come first, and a pane's own keys fill what room is left.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from pathlib import Path
 
 from textual import events
 from textual.app import ComposeResult
+from textual.binding import ActiveBinding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Input, TextArea
@@ -62,6 +68,13 @@ class MainScreen(Screen[None]):
         yield PromptInput(id="prompt")
         yield StatusBar(id="status")
         yield Footer()
+
+    @property
+    def active_bindings(self) -> dict[str, ActiveBinding]:
+        """The keys that work now, the app's first (only their order changes: the footer's)."""
+        bindings = super().active_bindings
+        app = self.app
+        return dict(sorted(bindings.items(), key=lambda item: item[1].node is not app))
 
     # -- the side panes ----------------------------------------------------------------------------
 
@@ -110,3 +123,14 @@ class MainScreen(Screen[None]):
         event.prevent_default()
         prompt.focus()
         prompt.insert_text_at_cursor(event.character)
+
+    def on_paste(self, event: events.Paste) -> None:
+        """Text pasted while another pane has focus lands in the prompt, not nowhere."""
+        if isinstance(self.focused, (Input, TextArea)):
+            return
+        prompt = self.query_one("#prompt", PromptInput)
+        if prompt.disabled:
+            return
+        event.stop()
+        prompt.focus()
+        prompt.post_message(events.Paste(event.text))
