@@ -104,8 +104,8 @@ class KeyActions(AppBase):
             case "interrupt":
                 self.action_interrupt()
             case "clear":
-                self.prompt_input.clear_draft()
-                self.notify("Prompt cleared: up brings it back.")
+                kept = self.prompt_input.clear_draft()
+                self.notify("Prompt cleared: up brings it back." if kept else "Prompt cleared.")
             case "arm":
                 self._arm_quit(True)
                 self.notify("Press ctrl+c again to quit.")

@@ -193,14 +193,16 @@ class PromptInput(Input):
         self.value = ""
         self.post_message(self.PromptSent(self, text))
 
-    def clear_draft(self) -> None:
-        """Empty the prompt (ctrl+c); what it held stays one up-arrow away."""
+    def clear_draft(self) -> bool:
+        """Empty the prompt (ctrl+c); what it held stays one up-arrow away. Whether there
+        was anything but blank space to keep."""
         text = self.value.strip()
         if text:
             self.remember(text, save=False)
         self._position = None
         self._draft = ""
         self.value = ""
+        return bool(text)
 
     def watch_busy(self) -> None:
         self._show_placeholder()
