@@ -154,6 +154,11 @@ class KeyActions(AppBase):
         self.push_screen(OutputViewerScreen(entry))
 
     def action_toggle_todos(self) -> None:
+        screen = self.main_screen
+        if screen is not None and not screen.side_shown:
+            screen.toggle_side()  # folded (a narrow terminal): the todos live in the side panes
+            self.todo_list.remove_class("-hidden")
+            return
         self.todo_list.toggle_class("-hidden")
 
     def action_toggle_side(self) -> None:

@@ -154,6 +154,13 @@ async def test_side_panes_fold_below_100_columns_and_f2_brings_them_back(project
         await pilot.pause()
         assert not side.display and app.focused is app.prompt_input
 
+        await pilot.press("ctrl+t")  # the todos, asked for while folded: the panes come back
+        await pilot.pause()
+        assert side.display and app.todo_list.display
+        await pilot.press("f2")
+        await pilot.pause()
+        assert not side.display
+
         await pilot.resize_terminal(120, 30)  # wide: the panes come back by themselves
         await pilot.pause()
         assert side.display
