@@ -43,7 +43,7 @@ from .calls import CallBook
 from .keys import KeyActions
 from .launch import LaunchOptions as LaunchOptions  # where callers have always found it
 from .launch import prepare, sandbox_missing
-from .palette import palette_commands
+from .palette import palette_commands, replaced_system_commands
 from .screens.main import MAIN_SCREEN_STYLESHEET, MainScreen
 from .theme_vars import THEME_VARIABLE_DEFAULTS
 from .theming import register_themes, resolve_theme_name
@@ -368,5 +368,7 @@ class ProctorApp(KeyActions):
     # -- the command palette: its entries are in palette.py ------------------------------------
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
+        for command in super().get_system_commands(screen):
+            if command.title not in replaced_system_commands:
+                yield command
         yield from palette_commands(self)

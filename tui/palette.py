@@ -4,7 +4,9 @@ Why it is shaped this way: they are system commands (`App.get_system_commands`),
 are listed as soon as the palette opens and are found by the same fuzzy search as Textual's
 theme and quit commands. Each one runs an action the keys run too (keys.py), so a key and
 its palette entry cannot drift apart; the mode entries exist only once the session is open,
-and only for the modes the mode key would reach.
+and only for the modes the mode key would reach. "Screenshot" replaces Textual's own
+(`replaced_system_commands`), which saves into a downloads folder that may not exist and
+then only says it failed; ours says where the file went (tui/screenshot.py).
 """
 
 from __future__ import annotations
@@ -17,6 +19,9 @@ from textual.app import SystemCommand
 from core.access.modes import MODE_LABELS
 
 from .keys import KeyActions
+
+replaced_system_commands = frozenset({"Screenshot"})
+"""Textual's system commands that `palette_commands` offers in its own way."""
 
 
 def palette_commands(app: KeyActions) -> Iterator[SystemCommand]:
@@ -37,6 +42,14 @@ def palette_commands(app: KeyActions) -> Iterator[SystemCommand]:
         app.action_mcp_servers,
     )
     yield SystemCommand("Sessions", "This project's sessions", app.action_sessions)
+    yield SystemCommand(
+        "Side panes", "Show or hide the tool queue and todos (F2)", app.action_toggle_side
+    )
+    yield SystemCommand(
+        "Screenshot",
+        "Save an SVG of the screen to the session's folder (or the current or a temp one)",
+        app.action_save_screenshot,
+    )
 
 
 def _reachable_modes(app: KeyActions) -> list[Any]:

@@ -37,7 +37,6 @@ from core.settings.read import load_settings
 from core.tools.edit import Edit
 from core.tools.files import edit_preview, write_preview
 from core.tools.notebook_edit import NotebookEdit
-from tui.screens.help import HelpScreen
 from tui.screens.permission import ApproveAll, PermissionScreen, risk_of
 from tui.screens.plan import PlanScreen
 from tui.screens.question import QuestionScreen
@@ -558,34 +557,6 @@ async def test_trust_screen_lists_the_findings():
     async with app.run_test(size=SIZE):
         assert "/work/cloned" in text_of(dialog, "#title")
         assert ".proctor/settings.json: 1 hook (Stop)" in text_of(dialog, "#findings")
-
-
-# --- help ------------------------------------------------------------------------------------
-
-
-async def test_help_lists_the_keys_below_and_the_dialog_keys_and_closes():
-    class HelpHost(Host):
-        def action_help(self) -> None:
-            self.push_screen(HelpScreen(), self.results.append)
-
-    app = HelpHost(None)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("f1")
-        await pilot.pause()
-        help_screen = app.screen
-        assert isinstance(help_screen, HelpScreen)
-        assert help_screen.app_keys() == [("^q", "Quit"), ("f1", "Help")]
-        assert "Quit" in text_of(help_screen, "#app-keys")
-        assert "allow every waiting call" in text_of(help_screen, "#dialog-keys")
-        for key in ("escape", "f1", "q"):
-            await pilot.press(key)
-            await pilot.pause()
-            assert app.screen is not help_screen
-            await pilot.press("f1")
-            await pilot.pause()
-            help_screen = app.screen
-            assert isinstance(help_screen, HelpScreen)
-    assert app.results == [None, None, None]
 
 
 # --- snapshots -------------------------------------------------------------------------------

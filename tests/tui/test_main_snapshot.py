@@ -315,3 +315,9 @@ def test_snapshot_main_screen_mid_batch_light(
     snap_compare: SnapCompare, still_spinner: None
 ) -> None:
     assert snap_compare(Host("proctor-light"), terminal_size=SIZE, run_before=feed_session)
+
+
+def test_snapshot_main_screen_at_80x24(snap_compare: SnapCompare, still_spinner: None) -> None:
+    """A common terminal: the side panes folded away, the calls inline in the conversation,
+    the status bar without its least needed parts, the footer with the keys that matter."""
+    assert snap_compare(Host("proctor-dark"), terminal_size=(80, 24), run_before=feed_session)

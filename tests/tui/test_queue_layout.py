@@ -166,9 +166,27 @@ def test_a_task_with_many_children_keeps_them_indented_and_their_names_whole() -
     assert children[3][1] == "│   │ ○ NotebookEdit child 2"  # the widest name is not cut
     assert rows[task + 51] == ("call", "└ ○ Read         README.md")
 
-    narrow = drawn(book, layout, width=40)
-    child = narrow[task + 4][1]
-    assert child.startswith("│   │ ○ Noteboo… ") and "child 2" in child
+    # a narrow queue cuts the summary, not the name
+    narrow = drawn(book, layout, width=36)
+    assert narrow[task + 4][1] == "│   │ ○ NotebookEdit child…"
+    # only a row with no room for the name beside it cuts the name
+    tiny = drawn(book, layout, width=16)
+    assert tiny[task + 4][1] == "│   │ ○ Noteb…"
+
+
+def test_the_name_column_fits_the_longest_name_and_mcp_tools_read_server_tool() -> None:
+    book = CallBook()
+    book.begin_turn("", at=0.0)
+    feed(
+        book,
+        queued("b", "Bash", "b1", "git status --short --branch"),
+        queued("m", "mcp__github__create_pull_request", "b2", "fix the tie order"),
+    )
+    layout = QueueLayout.build(book, last_open(book))
+    rows = [text for kind, text in drawn(book, layout, width=48) if kind == "call"]
+    # one column as wide as "github › create_pull_request"; the summaries give way
+    assert rows[0] == "  ○ Bash                         git s…"
+    assert rows[1] == "  ○ github › create_pull_request fix t…"
 
 
 def test_growing_piecemeal_lays_out_the_same_rows_as_a_fresh_build() -> None:

@@ -292,6 +292,35 @@ async def test_the_mcp_segment_shows_only_with_servers_and_the_line_fits_at_80()
         assert wide.query_one("#status-session", Label).display  # room for all of it
 
 
+async def test_at_80_columns_with_everything_on_the_mode_sandbox_and_activity_stay() -> None:
+    host = Host()
+    async with host.run_test(size=(80, 20)) as pilot:
+        bar = host.query_one(StatusBar)
+        bar.mode = "bypassPermissions"
+        bar.sandbox = "sandbox: off — Landlock is not available in this kernel"
+        bar.activity = "1 waiting for approval · 2 prompts queued"
+        host.feed(McpServerChanged(server="github", state="ready", tools=3))
+        host.feed(turn_ended(1200, 300))
+        await pilot.pause()
+        row = "".join(s.text for s in host.screen._compositor.render_strips()[bar.region.y])
+        # the least needed parts went first; the reason the sandbox is off gave way last
+        assert row.startswith(" bypass permissions  sandbox: off "), row
+        assert row.rstrip().endswith("1 waiting for approval · 2 prompts queued"), row
+        assert "Landlock" not in row and "session" not in row and "MCP" not in row
+        assert bar.sandbox.endswith("kernel")  # only shortened on screen
+        await pilot.resize_terminal(100, 20)  # the short sandbox alone makes room: MCP stays
+        await pilot.pause()
+        row = "".join(s.text for s in host.screen._compositor.render_strips()[bar.region.y])
+        assert " sandbox: off  MCP 1/1 " in row and row.rstrip().endswith("prompts queued")
+    wide = Host()
+    async with wide.run_test(size=(200, 20)) as pilot:
+        bar = wide.query_one(StatusBar)
+        bar.sandbox = "sandbox: off — Landlock is not available in this kernel"
+        await pilot.pause()
+        row = "".join(s.text for s in wide.screen._compositor.render_strips()[bar.region.y])
+        assert "sandbox: off — Landlock is not available in this kernel" in row
+
+
 # -- prompt input ---------------------------------------------------------------------------------
 
 

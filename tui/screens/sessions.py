@@ -3,6 +3,11 @@
 Switching sessions inside a running app would mean tearing down a live turn, its shells
 and sub-agents; carrying one on is a fresh start instead, so the list says how:
 `proctor --resume ID`. Enter copies that command to the clipboard.
+
+The session this app is running has no `end` record yet, which on disk looks like a session
+that did not end cleanly; the app says which one it is running, so the list marks it as
+running instead. The newest session is highlighted as the list appears, so enter works on
+the first row at once.
 """
 
 from __future__ import annotations
@@ -21,21 +26,32 @@ from textual.widgets.option_list import Option
 from core.agent.sessions import SessionSummary, list_sessions
 
 
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def describe_session(summary: SessionSummary, *, running: bool) -> str:
+    """One row of the list: when, which, how long, what about, and how it ended."""
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(summary.last_activity))
+    title = summary.title or "(no prompt yet)"
+    if running:
+        state = "  (running now, in this window)"
+    elif not summary.ended_cleanly:
+        state = "  (did not end cleanly)"
+    else:
+        state = ""
+    return f"{when}  {summary.id}  {plural(summary.turns, 'turn'):>9}  {title}{state}"
+
+
 class SessionsScreen(ModalScreen[None]):
-    DEFAULT_CSS = """
-    SessionsScreen { align: center middle; }
-    SessionsScreen > Vertical {
-        width: 90%; max-width: 110; height: 80%;
-        border: round $primary; background: $surface; padding: 0 1;
-    }
-    SessionsScreen OptionList { height: 1fr; }
-    SessionsScreen .hint { color: $text-muted; }
-    """
+    CSS_PATH = "sessions.tcss"
     BINDINGS = [Binding("escape,q", "dismiss_screen", "Close")]
 
-    def __init__(self, project: Path) -> None:
+    def __init__(self, project: Path, *, running: str | None = None) -> None:
+        """`running`: the id of the session this app has open, if any."""
         super().__init__()
         self.project = project
+        self.running = running
         self.summaries: list[SessionSummary] = []
 
     def compose(self) -> ComposeResult:
@@ -61,12 +77,11 @@ class SessionsScreen(ModalScreen[None]):
         if not summaries:
             options.add_option(Option("No sessions yet.", disabled=True))
         for summary in summaries:
-            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(summary.last_activity))
-            title = summary.title or "(no prompt yet)"
-            state = "" if summary.ended_cleanly else "  (did not end cleanly)"
-            options.add_option(
-                Option(f"{when}  {summary.id[:12]}  {summary.turns:>3} turns  {title}{state}")
-            )
+            running = summary.id == self.running
+            options.add_option(Option(describe_session(summary, running=running)))
+        if summaries:
+            options.highlighted = 0
+        options.focus()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         if event.option_index < len(self.summaries):

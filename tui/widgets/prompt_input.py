@@ -17,7 +17,13 @@ is cheap enough for the message loop; the file is rewritten to the last `HISTORY
 prompts only when it has grown to twice that.
 
 The widget does not queue prompts typed while the agent works: the app does (it knows when a
-turn ends). It sets `busy` so the placeholder tells the person what will happen.
+turn ends). It sets `busy` so the placeholder tells the person what will happen, and
+`quit_armed` after a first ctrl+c on the empty prompt, so the prompt itself says that a
+second one quits. A prompt cleared with ctrl+c joins the history (this session's, not the
+file: it was never sent), so up brings it back.
+
+Focusing the prompt never selects its text (Input's default): keys typed elsewhere are sent
+here (the main screen), and the first of them must not replace a draft.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ log = logging.getLogger(__name__)
 HISTORY_LIMIT = 500
 IDLE_PLACEHOLDER = "Ask the agent… (enter to send)"
 BUSY_PLACEHOLDER = "Agent working — your prompt will be sent after this turn"
+QUIT_PLACEHOLDER = "Press ctrl+c again to quit"
 
 
 def load_history(path: Path, limit: int = HISTORY_LIMIT) -> list[str]:
@@ -66,6 +73,8 @@ class PromptInput(Input):
 
     busy: reactive[bool] = reactive(False)
     """The agent is working: a prompt sent now will wait for the turn to end."""
+    quit_armed: reactive[bool] = reactive(False)
+    """A first ctrl+c was pressed on the empty prompt; the app sets and clears it."""
 
     class PromptSent(Message):
         """The person sent a (non-blank) prompt."""
@@ -87,7 +96,13 @@ class PromptInput(Input):
         id: str | None = None,
         classes: str | None = None,
     ) -> None:
-        super().__init__(placeholder=IDLE_PLACEHOLDER, name=name, id=id, classes=classes)
+        super().__init__(
+            placeholder=IDLE_PLACEHOLDER,
+            select_on_focus=False,
+            name=name,
+            id=id,
+            classes=classes,
+        )
         self.history_path = history_path
         self._history: list[str] = load_history(history_path) if history_path else []
         self._file_lines = len(self._history)
@@ -138,13 +153,14 @@ class PromptInput(Input):
         self.value = text
         self.cursor_position = len(text)
 
-    def remember(self, text: str) -> None:
-        """Add `text` to the history (and its file), unless it repeats the last prompt."""
+    def remember(self, text: str, *, save: bool = True) -> None:
+        """Add `text` to the history (and, if `save`, its file), unless it repeats the last
+        prompt."""
         if self._history and self._history[-1] == text:
             return
         self._history.append(text)
         del self._history[:-HISTORY_LIMIT]
-        if self.history_path is not None:
+        if save and self.history_path is not None:
             self._save(text)
 
     def _save(self, text: str) -> None:
@@ -177,5 +193,25 @@ class PromptInput(Input):
         self.value = ""
         self.post_message(self.PromptSent(self, text))
 
-    def watch_busy(self, busy: bool) -> None:
-        self.placeholder = BUSY_PLACEHOLDER if busy else IDLE_PLACEHOLDER
+    def clear_draft(self) -> bool:
+        """Empty the prompt (ctrl+c); what it held stays one up-arrow away. Whether there
+        was anything but blank space to keep."""
+        text = self.value.strip()
+        if text:
+            self.remember(text, save=False)
+        self._position = None
+        self._draft = ""
+        self.value = ""
+        return bool(text)
+
+    def watch_busy(self) -> None:
+        self._show_placeholder()
+
+    def watch_quit_armed(self) -> None:
+        self._show_placeholder()
+
+    def _show_placeholder(self) -> None:
+        if self.quit_armed:
+            self.placeholder = QUIT_PLACEHOLDER
+        else:
+            self.placeholder = BUSY_PLACEHOLDER if self.busy else IDLE_PLACEHOLDER

@@ -44,7 +44,7 @@ GLYPHS: dict[CallState, str] = {
     "cancelled": "⊘",
 }
 LIVE_STATES: frozenset[CallState] = frozenset({"running", "waiting"})
-NAME_WIDTH_RANGE = (4, 16)
+MIN_NAME_WIDTH = 4
 DURATION_WIDTH = 8
 _UNPRINTABLE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]|[\x00-\x1f\x7f]")
 
@@ -112,7 +112,8 @@ class QueueLayout:
         self.call_rows: dict[str, int] = {}
         self.turn_rows: dict[int, int] = {}
         self.tail_counts: dict[str, int] = {}
-        self.name_width = NAME_WIDTH_RANGE[0]
+        self.name_width = MIN_NAME_WIDTH
+        """The name column: as wide as the longest name shown, so no name is cut."""
         self.open_turn: int | None = None
         """The last turn, when its calls are shown: the one `regrow` works on."""
         self.group_starts: list[int] = []
@@ -251,9 +252,7 @@ class QueueLayout:
         rows = self.rows
         self.call_rows[call_id] = len(rows)
         rows.append(QueueRow("call", turn, gutter, call_id))
-        name_cells = cell_len(record.display_name)
-        if name_cells > self.name_width:
-            self.name_width = min(name_cells, NAME_WIDTH_RANGE[1])
+        self.name_width = max(self.name_width, cell_len(record.display_name))
         tail = shown_tail(record)
         if tail:
             self.tail_counts[call_id] = tail
@@ -371,16 +370,12 @@ def _call_text(
     state = record.state
     state_style = style(state)
     glyph = SPINNER[frame % len(SPINNER)] if state == "running" else GLYPHS[state]
-    # the summary says more than a long tool name does, so a narrow queue trims names
-    name_width = min(name_width, max(NAME_WIDTH_RANGE[0], width // 5))
     duration = "" if record.started_at is None else format_duration(record.elapsed(now))
-    shown = record.display_name
-    if shown != record.tool_name:
-        # An MCP tool: its summary is only its first argument, its name what it does, so the
-        # name takes the room it needs on its row and the summary what is left.
-        reserve = DURATION_WIDTH if state in LIVE_STATES else cell_len(duration)
-        room = width - cell_len(row.gutter) - 3 - reserve - 1
-        name_width = max(name_width, min(cell_len(shown), room))
+    # A name says what the call is, so the column fits the longest one and the summary gives
+    # way; a name is cut only where the row has no room for it beside its duration.
+    reserve = DURATION_WIDTH if state in LIVE_STATES else cell_len(duration)
+    room = width - cell_len(row.gutter) - 3 - reserve - 1
+    name_width = max(MIN_NAME_WIDTH, min(name_width, room))
     name = set_cell_size(fit_tool_name(record.tool_name, name_width), name_width)
     text.append(row.gutter, style("batch"))
     text.append(f"{glyph} {name} ", state_style)

@@ -22,13 +22,16 @@ by the servers' health with the theme's warning and error colours.
 
 The line must read at 80 columns, where everything at once does not fit. Rather than let the
 right end (what is going on, the most wanted) fall off, the segments a glance needs least go
-first, in `DROP_ORDER`: the session id, then the cost, the tokens, the model.
+first, in `DROP_ORDER`: the session id, then the cost, the tokens, the model; then the
+sandbox's reason for being off, which can take half the line, gives way (`sandbox: off`
+stays, in its warning colour); then the MCP count (a server that fails says so in the
+conversation too). The mode and the activity always stay.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import ClassVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import ClassVar, Literal
 
 from rich.cells import cell_len
 from textual.app import ComposeResult
@@ -52,9 +55,26 @@ USAGE_KEYS = (
 )
 SESSION_ID_CHARS = 20
 """Session ids are `YYYYMMDD-HHMMSS-xxxx`: all of it, since the date alone names nothing."""
+FitStep = Literal["drop", "shorten"]
 _MODE_WORDS: dict[str, str] = {str(mode): label for mode, label in MODE_LABELS.items()}
-DROP_ORDER = ("status-session", "status-cost", "status-tokens", "status-model")
+DROP_ORDER: tuple[tuple[str, FitStep], ...] = (
+    ("status-session", "drop"),
+    ("status-cost", "drop"),
+    ("status-tokens", "drop"),
+    ("status-model", "drop"),
+    ("status-sandbox", "shorten"),
+    ("status-mcp", "drop"),
+)
 """Which segments give way, first to last, when the line is too narrow for all of them."""
+
+
+def sandbox_in_short(status: str) -> str:
+    """`sandbox: off — <why>` → `sandbox: off`; `sandbox: files (no net)` → `sandbox: files`."""
+    return status.split(" — ")[0].split(" (")[0]
+
+
+SHORT_FORMS: dict[str, Callable[[str], str]] = {"status-sandbox": sandbox_in_short}
+"""The shorter form of each segment `DROP_ORDER` shortens."""
 _PADDING = 2
 """Each label's `padding: 0 1`."""
 
@@ -157,6 +177,8 @@ class StatusBar(Widget):
         self._activity_label = Label(id="status-activity")
         self._texts: dict[Label, str] = {}
         """What each label says now; "" for a segment that has nothing to say."""
+        self._shown: dict[Label, str] = {}
+        """What each label shows: its text, or the shorter form the width allows."""
         self.usage: dict[str, int] = dict.fromkeys(USAGE_KEYS, 0)
         """The session's token usage so far, summed over every turn, sub-agents' included."""
         self.set_reactive(StatusBar.mode, mode)
@@ -280,26 +302,35 @@ class StatusBar(Widget):
         if self._texts.get(label) == text and label.is_mounted:
             return
         self._texts[label] = text
-        label.update(text)
         self._fit()
 
     def _fit(self) -> None:
         """Show each segment that has something to say, less those `DROP_ORDER` gives up
         while the line is too narrow for them."""
         width = self.size.width
-        widths = {label: cell_len(text) + _PADDING for label, text in self._texts.items() if text}
+        shown = {label: text for label, text in self._texts.items() if text}
         hidden: set[str] = set()
         if width:  # (0 before the first layout: keep everything until the width is known)
-            needed = sum(widths.values())
-            by_id = {label.id: label for label in widths}
-            for label_id in DROP_ORDER:
+            needed = sum(cell_len(text) + _PADDING for text in shown.values())
+            by_id = {label.id: label for label in shown}
+            for label_id, step in DROP_ORDER:
                 if needed <= width:
                     break
-                if label_id in by_id:
+                label = by_id.get(label_id)
+                if label is None:
+                    continue
+                if step == "drop":
                     hidden.add(label_id)
-                    needed -= widths[by_id[label_id]]
+                    needed -= cell_len(shown[label]) + _PADDING
+                else:
+                    short = SHORT_FORMS[label_id](shown[label])
+                    needed -= cell_len(shown[label]) - cell_len(short)
+                    shown[label] = short
         for label, text in self._texts.items():
             label.display = bool(text) and label.id not in hidden
+            if text and self._shown.get(label) != shown[label]:
+                self._shown[label] = shown[label]
+                label.update(shown[label])
 
     # -- events ----------------------------------------------------------------------------------
 
