@@ -402,15 +402,21 @@ def result_text(content: Any) -> str:
     """A tool_result block's content as text (images and other blocks named, not shown); an
     error's `<tool_use_error>` marks are for the model, so people get the words alone."""
     if isinstance(content, str):
-        if content.startswith(_ERROR_OPEN) and content.endswith(_ERROR_CLOSE):
-            return content[len(_ERROR_OPEN) : -len(_ERROR_CLOSE)]
-        return content
+        return _unmarked(content)
     if isinstance(content, Sequence):
         parts = []
         for block in content:
             if isinstance(block, Mapping) and block.get("type") == "text":
-                parts.append(str(block.get("text", "")))
+                parts.append(_unmarked(str(block.get("text", ""))))
             elif isinstance(block, Mapping):
                 parts.append(f"[{block.get('type', 'block')}]")
         return "\n".join(parts)
     return "" if content is None else str(content)
+
+
+def _unmarked(text: str) -> str:
+    """The words of an error the model got wrapped in `<tool_use_error>` marks."""
+    inner = text.strip()
+    if inner.startswith(_ERROR_OPEN) and inner.endswith(_ERROR_CLOSE):
+        return inner[len(_ERROR_OPEN) : -len(_ERROR_CLOSE)].strip()
+    return text

@@ -246,3 +246,8 @@ def test_an_error_reads_as_words_not_as_the_marks_the_model_gets():
     marked = "<tool_use_error>File does not exist.</tool_use_error>"
     book.apply(ToolCompleted(duration_s=0.1, is_error=True, content=marked, **ids("a")))
     assert book.calls["a"].result == "File does not exist."
+    # the marks are dropped from a text block too, and around the words' own whitespace
+    blocks = [{"type": "text", "text": "\n<tool_use_error>Denied by plan mode.</tool_use_error>\n"}]
+    book.apply(queued("b", "b1"))
+    book.apply(ToolCompleted(duration_s=0.1, is_error=True, content=blocks, **ids("b")))
+    assert book.calls["b"].result == "Denied by plan mode."
