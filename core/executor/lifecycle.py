@@ -36,7 +36,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import ValidationError
 
-from ..access.call_outcome import denial_message, unmistaken_content
+from ..access.call_outcome import call_outcome, denial_message, unmistaken_content
 from ..access.decision import Allow, Ask, DecidedBy, Deny
 from ..access.sandbox_policy import SandboxPolicy, Unsandboxed
 from ..access.targets import CommandTarget
@@ -82,6 +82,8 @@ _PERSIST_IN_THREAD_ABOVE_CHARS = 1_000_000
 _INPUT_ERRORS = (ValidationError, ValueError, TypeError)
 
 BY_PERSON = DecidedBy("user", "the person said no")
+_PUT_TO_THE_PERSON = frozenset({"ExitPlanMode", "AskUserQuestion"})
+"""The tools whose own result may be the person's "no" (`call_outcome` reads them)."""
 BY_NOBODY = DecidedBy("default", "nobody was there to approve it")
 BY_BROKEN_PROMPT = DecidedBy("default", "the approval prompt failed")
 
@@ -251,6 +253,9 @@ class _CallRun:
 
         self.stage = "map"
         block = self.map(tool, result)
+        # The person's "no" to what a tool put before them (a plan, questions) is a denial
+        # too: read as the model reads it (core/access/call_outcome.py).
+        refused = tool.name in _PUT_TO_THE_PERSON and call_outcome(block, tool.name) == "denied"
 
         self.stage = "post_hook"
         post = NO_POST_OUTCOME
@@ -283,6 +288,7 @@ class _CallRun:
             saved=saved,
             data=result.data,
             sandbox=sandbox,
+            denied_by=BY_PERSON if refused else None,
         )
         return outcome if hook_call is None else _with_hooks(outcome, pre, post)
 
