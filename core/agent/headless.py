@@ -130,6 +130,8 @@ class _Printer:
                 state = f"cancelled: {event.reason}"
             else:
                 state = f"failed at {event.failed_stage}" if event.is_error else "done"
+                if event.ended == "denied":  # not run: someone said no, nothing broke
+                    state = "denied"
                 if event.sandbox is not None:
                     state += f", {_SANDBOX_WORDS[event.sandbox]}"
             print(f"  {call} — {state}", file=sys.stderr)

@@ -25,6 +25,7 @@ from ..access.modes import DEFAULT_CYCLE, cycle_mode, switch_mode
 from ..app_state import AppState, AppStateStore
 from ..events import EventSink, HookRan, ModeChanged, TodosChanged
 from ..executor import ExecutorServices
+from ..executor.waiting import WaitingAsks, redeciding_on_mode_change
 from ..hook_runner import CommandHookRunner
 from ..hooks import NO_EVENT_OUTCOME
 from ..mcp.servers import MCP, McpServers
@@ -279,9 +280,12 @@ async def open_session(
         start_record(resumed=prepared.resumed, version=__version__, model=model.model)
     )
     # One sink for the whole session: whatever emits (the loop, the executor, tools,
-    # sub-agents) is written to the transcript on its way to the front end.
-    events = transcribing(transcript, sink)
+    # sub-agents) is written to the transcript on its way to the front end. A change of
+    # mode also decides again the calls waiting for an answer.
+    waiting = WaitingAsks()
+    events = redeciding_on_mode_change(transcribing(transcript, sink), waiting)
     services = ExecutorServices(
+        waiting=waiting,
         sink=events,
         permissions=DecisionChain(audit=audit, remember=remember, sandbox=sandbox),
         hooks=hooks,

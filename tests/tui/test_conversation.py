@@ -18,6 +18,7 @@ from textual.widget import Widget
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownBlock
 
+from core.access.decision import DecidedBy
 from core.agent.loop import (
     AssistantMessage,
     HookNotice,
@@ -244,6 +245,39 @@ async def test_a_failed_call_and_one_awaiting_approval_say_so() -> None:
         assert glyph_colour(failed) == theme_colour("tool-failed")
         # Both calls came one after the other: one run, a row each.
         assert waiting.run is failed.run and (waiting.row, failed.row) == (0, 1)
+
+
+async def test_a_denied_call_reads_denied_in_its_own_colour_and_waits_are_apart() -> None:
+    app = Host()
+    async with app.run_test(size=(80, 20)) as pilot:
+        app.send("go")
+        app.feed(
+            queued(app, "a", "Bash", "rm -rf build", {"command": "rm -rf build"}),
+            queued(app, "b", "Edit", "notes.md", {"file_path": "notes.md"}),
+            ToolStarted(at=app.at(), **ids("a", "Bash")),
+            ToolCompleted(
+                at=app.at(),
+                **ids("a", "Bash"),
+                duration_s=0.0,
+                waited_s=6.2,
+                is_error=True,
+                failed_stage="permission",
+                outcome="denied",
+                denied_by=DecidedBy("user", "the person said no"),
+            ),
+            ToolStarted(at=app.at(), **ids("b", "Edit")),
+            ToolCompleted(
+                at=app.at(), **ids("b", "Edit"), duration_s=0.012, waited_s=6.2, is_error=False
+            ),
+        )
+        await pilot.pause()
+        denied, edited = app.pane.tool_line("a"), app.pane.tool_line("b")
+        assert denied is not None and edited is not None
+        assert header_text(denied).startswith("⊖ Bash")
+        assert header_text(denied).rstrip().endswith("denied by you · waited 6.2 s")
+        assert "failed" not in header_text(denied)
+        assert glyph_colour(denied) == theme_colour("tool-denied") != theme_colour("tool-failed")
+        assert header_text(edited).rstrip().endswith("12 ms · waited 6.2 s")
 
 
 async def test_enter_opens_a_call_to_its_full_input_and_result() -> None:

@@ -25,7 +25,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from tui.calls import SANDBOX_WORDS, CallRecord, CallState, format_duration
+from tui.calls import SANDBOX_WORDS, CallRecord, CallState, denied_words, format_duration
 
 RESULT_MAX_LINES = 40
 RESULT_MAX_CHARS = 8_000
@@ -37,6 +37,7 @@ GLYPHS: dict[CallState, str] = {
     "running": "●",
     "done": "✓",
     "failed": "✗",
+    "denied": "⊖",
     "cancelled": "⊘",
 }
 STATE_CLASSES: tuple[str, ...] = tuple(f"-{state}" for state in GLYPHS)
@@ -60,13 +61,22 @@ def _state_words(record: CallRecord) -> str:
         case "running":
             return "running"
         case "done":
-            return format_duration(record.elapsed(record.ended_at or 0.0))
+            return format_duration(record.elapsed(record.ended_at or 0.0)) + waited_words(record)
         case "failed":
             stage = f" ({record.why})" if record.why and record.why != "call" else ""
-            return f"failed{stage} · {format_duration(record.elapsed(record.ended_at or 0.0))}"
+            took = format_duration(record.elapsed(record.ended_at or 0.0))
+            return f"failed{stage} · {took}{waited_words(record)}"
+        case "denied":  # it never ran: no time of its own to show
+            return denied_words(record) + waited_words(record)
         case "cancelled":
             return "cancelled"
     return record.state
+
+
+def waited_words(record: CallRecord) -> str:
+    """ " · waited 6.2 s" for a finished call that waited for a person's answer: kept apart
+    from its own time, which it follows."""
+    return f" · waited {format_duration(record.waited_s)}" if record.waited_s > 0 else ""
 
 
 def one_line(text: str) -> str:
@@ -162,6 +172,7 @@ class ToolLineDetail(Vertical):
     }
     ToolLineDetail > .result-note { color: $text-muted; text-style: italic; }
     ToolLineDetail.-failed > .result { border-left: outer $tool-failed; }
+    ToolLineDetail.-denied > .result { border-left: outer $tool-denied; }
     ToolLineDetail.-cancelled > .result { border-left: outer $tool-cancelled; }
     """
 

@@ -173,3 +173,25 @@ async def test_text_narration_names_an_mcp_tool_as_server_then_tool(tmp_path: Pa
     narrated = capsys.readouterr().err
     assert "  github › create_issue" in narrated and " — failed at lookup" in narrated
     assert "mcp__github__create_issue" not in narrated
+
+
+async def test_text_narration_says_a_call_nobody_could_approve_was_denied(tmp_path: Path, capsys):
+    call = {"type": "tool_use", "name": "Bash", "input": {"command": "rm -rf build"}}
+    scenario = tmp_path / "scenario.json"
+    scenario.write_text(
+        json.dumps(
+            {
+                "name": "rm",
+                "description": "a command that asks, with nobody to answer",
+                "prompt": "clean up",
+                "workspace": "cwd",
+                "turns": [[call], [{"type": "text", "text": "Not allowed."}]],
+            }
+        )
+    )
+    options = HeadlessOptions(
+        prompt=None, cwd=tmp_path, output_format="text", demo=True, scenario=str(scenario)
+    )
+    await run_headless(options, io.StringIO())
+    (line,) = [line for line in capsys.readouterr().err.splitlines() if "rm -rf build" in line]
+    assert "denied" in line and "failed" not in line

@@ -255,6 +255,7 @@ async def test_keep_planning_stays_in_plan_mode_and_passes_the_feedback(tmp_path
     outcome = await s.run("ExitPlanMode")
     assert not outcome.is_error
     assert "keep planning" in text(outcome) and "Also cover the CLI." in text(outcome)
+    assert outcome.outcome == "denied"  # the person said no to the plan: not a failure
     assert s.permissions.mode == "plan" and s.permissions.pre_plan_mode == "default"
     assert s.permissions.rules == ()
     assert [e.mode for e in s.of_kind(ModeChanged)] == ["plan"]
@@ -427,6 +428,8 @@ async def test_a_dismissed_question_is_reported_as_declined(tmp_path: Path) -> N
     s = make_session(tmp_path, ScriptedUser(question_answers=[None]))
     outcome = await s.run("AskUserQuestion", questions=[question("Tabs or spaces?")])
     assert outcome.is_error and "declined to answer" in text(outcome)
+    assert outcome.outcome == "denied" and outcome.denied_by is not None
+    assert outcome.denied_by.kind == "user"
 
 
 @pytest.mark.parametrize(
