@@ -164,15 +164,28 @@ class StatusBar(Widget):
         self.set_reactive(StatusBar.session_id, session_id)
         self.set_reactive(StatusBar.cost_usd, self._cost())
 
+    @property
+    def _segments(self) -> tuple[Label, ...]:
+        """Every segment, in the order of the line."""
+        return (
+            self._mode_label,
+            self._sandbox_label,
+            self._mcp_label,
+            self._model_label,
+            self._session_label,
+            self._tokens_label,
+            self._cost_label,
+            self._activity_label,
+        )
+
     def compose(self) -> ComposeResult:
-        yield self._mode_label
-        yield self._sandbox_label
-        yield self._mcp_label
-        yield self._model_label
-        yield self._session_label
-        yield self._tokens_label
-        yield self._cost_label
-        yield self._activity_label
+        # The sandbox and MCP segments join the line when they first have words (`_join`):
+        # the first frame has none for them, and each label is a widget to style, mount and
+        # lay out before that frame (two hidden ones cost it 7 ms).
+        late = {self._sandbox_label: self.sandbox, self._mcp_label: self.mcp}
+        for label in self._segments:
+            if late.get(label, True):
+                yield label
 
     def on_mount(self) -> None:
         self.watch_mode(self.mode)
@@ -281,7 +294,17 @@ class StatusBar(Widget):
             return
         self._texts[label] = text
         label.update(text)
+        if text and label.parent is None:
+            self._join(label)
         self._fit()
+
+    def _join(self, label: Label) -> None:
+        """Put a segment left out of the first frame in its place on the line."""
+        segments = self._segments
+        following = segments[segments.index(label) + 1 :]
+        anchor = next((other for other in following if other.parent is self), None)
+        if anchor is not None:  # (none before compose: compose then yields it itself)
+            self.mount(label, before=anchor)
 
     def _fit(self) -> None:
         """Show each segment that has something to say, less those `DROP_ORDER` gives up
