@@ -22,7 +22,6 @@ turn ends). It sets `busy` so the placeholder tells the person what will happen.
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 from typing import ClassVar
@@ -41,6 +40,8 @@ BUSY_PLACEHOLDER = "Agent working — your prompt will be sent after this turn"
 
 def load_history(path: Path, limit: int = HISTORY_LIMIT) -> list[str]:
     """The prompts stored in `path`, oldest first; anything unreadable is left out."""
+    import json  # here, not at the top: the first frame has no history to read
+
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError, ValueError):
@@ -148,6 +149,8 @@ class PromptInput(Input):
             self._save(text)
 
     def _save(self, text: str) -> None:
+        import json
+
         path = self.history_path
         assert path is not None
         try:

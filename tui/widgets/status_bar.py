@@ -42,7 +42,6 @@ from core.access.modes import MODE_LABELS
 from core.agent.events import TurnEnded
 from core.events import EngineEvent, McpServerChanged, ModeChanged, SubAgentEvent
 from tui.calls import CallBook
-from tui.pricing import cost_usd
 
 USAGE_KEYS = (
     "input_tokens",
@@ -238,7 +237,11 @@ class StatusBar(Widget):
                 self.usage[key] += value
 
     def _cost(self) -> float | None:
-        return cost_usd(self.model, self.usage) if self.model else None
+        if not self.model:
+            return None
+        from tui.pricing import cost_usd  # (not before the first frame: no model yet)
+
+        return cost_usd(self.model, self.usage)
 
     # -- watchers --------------------------------------------------------------------------------
 
