@@ -296,7 +296,9 @@ class StatusBar(Widget):
         if self._texts.get(label) == text and label.is_mounted:
             return
         self._texts[label] = text
-        label.update(text)
+        # The activity segment takes the rest of the line whatever it says, so its words need
+        # no layout of the screen (they change every second while a turn runs).
+        label.update(text, layout=label is not self._activity_label)
         if text and label.parent is None:
             self._join(label)
         self._fit()
