@@ -180,10 +180,10 @@ class StatusBar(Widget):
     def compose(self) -> ComposeResult:
         # The sandbox and MCP segments join the line when they first have words (`_join`):
         # the first frame has none for them, and each label is a widget to style, mount and
-        # lay out before that frame (two hidden ones cost it 7 ms).
+        # lay out before that frame.
         late = {self._sandbox_label: self.sandbox, self._mcp_label: self.mcp}
         for label in self._segments:
-            if late.get(label, True):
+            if label not in late or late[label]:
                 yield label
 
     def on_mount(self) -> None:
@@ -308,7 +308,9 @@ class StatusBar(Widget):
         segments = self._segments
         following = segments[segments.index(label) + 1 :]
         anchor = next((other for other in following if other.parent is self), None)
-        if anchor is not None:  # (none before compose: compose then yields it itself)
+        # (No anchor before compose, which then yields the label itself; none to mount on
+        # once the screen is being taken down.)
+        if anchor is not None and self.is_attached:
             self.mount(label, before=anchor)
 
     def _fit(self) -> None:
