@@ -167,6 +167,9 @@ def run_app(args: argparse.Namespace) -> int:
 
         print(f"proctor: {missing_key_message()}", file=sys.stderr)
         return 1
+    from .collector import hold_until_first_frame
+
+    hold_until_first_frame()  # tui/collector.py
     from .app import LaunchOptions, ProctorApp
 
     app = ProctorApp(

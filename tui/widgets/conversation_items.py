@@ -16,7 +16,6 @@ result's border keys on with the `$tool-*` theme variables, so a theme decides e
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -86,6 +85,8 @@ def one_line(text: str) -> str:
 def describe_input(tool_input: Any, headline_field: str | None = None) -> tuple[str, str]:
     """The headline of a call's input (the field its tool names: a command, a path) and the
     rest as pretty JSON. A shell command reads as one (`$ ...`)."""
+    import json  # here, not at the top: the first frame opens no call
+
     if not isinstance(tool_input, Mapping):
         return "", json.dumps(tool_input, indent=2, ensure_ascii=False, default=str)
     headline = ""
