@@ -30,7 +30,7 @@ Stage = Literal[
     "lookup", "schema", "validate", "pre_hook", "permission", "call", "map", "persist", "post_hook"
 ]
 """The lifecycle stage at which a call failed (core/executor/lifecycle.py runs them in order)."""
-CancelReason = Literal["sibling_error", "user_interrupted", "streaming_fallback"]
+CancelReason = Literal["sibling_error", "user_interrupted", "streaming_fallback", "cut_off"]
 """Why a call was cancelled rather than run to its end."""
 
 _WALL_OFFSET = time.time() - time.monotonic()

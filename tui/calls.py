@@ -79,6 +79,8 @@ class CallRecord:
     ended_at: float | None = None
     why: str = ""
     """For a failed call, the stage that failed; for a cancelled one, the reason in words."""
+    cancel_reason: str | None = None
+    """For a cancelled call, why (`ToolCancelled.reason`: "cut_off", "user_interrupted"...)."""
     tail: tuple[str, ...] = ()
     """The last lines of a running command's output."""
     output_bytes: int = 0
@@ -263,6 +265,7 @@ class CallBook:
                 record.result = event.message
                 record.state = "cancelled"
                 record.why = event.message or str(event.reason)
+                record.cancel_reason = event.reason
                 record.ended_at = event.at
         return record
 

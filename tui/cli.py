@@ -162,7 +162,9 @@ def _main(argv: Sequence[str] | None = None) -> int:
 
 
 def run_app(args: argparse.Namespace) -> int:
-    if not args.demo and not os.environ.get("ANTHROPIC_API_KEY", "").strip():
+    from core.agent.model import has_credentials
+
+    if not args.demo and not has_credentials():
         from core.agent.model import missing_key_message
 
         print(f"proctor: {missing_key_message()}", file=sys.stderr)

@@ -65,6 +65,8 @@ def _state_words(record: CallRecord) -> str:
             stage = f" ({record.why})" if record.why and record.why != "call" else ""
             return f"failed{stage} · {format_duration(record.elapsed(record.ended_at or 0.0))}"
         case "cancelled":
+            if record.cancel_reason == "cut_off":  # max_tokens ended the response mid-call
+                return "not run: the response was cut off"
             return "cancelled"
     return record.state
 

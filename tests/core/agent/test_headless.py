@@ -74,6 +74,7 @@ async def test_every_shipped_scenario_runs_headless(name: str):
 
 async def test_without_a_key_it_says_how_to_get_one(monkeypatch, capsys):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
     status, records = await headless(demo=False, prompt="hello", output_format="text")
     assert status == 1 and records == []
     message = capsys.readouterr().err
