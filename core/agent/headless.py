@@ -28,6 +28,7 @@ from ..events import (
     ToolEvent,
     ToolQueued,
 )
+from ..settings.read import SettingsFileError
 from .live import LiveSession, open_session, prepare_session
 from .loop import AssistantMessage, TextDelta, TurnEnded, TurnError, UserMessage
 from .model import MissingApiKey
@@ -58,6 +59,8 @@ class HeadlessOptions:
     """A session id (or a unique prefix) of this project to carry on."""
     continue_latest: bool = False
     """Carry on the project's most recently active session."""
+    settings_file: Path | None = None
+    """`--settings FILE`: one more settings file for this run."""
 
     def session_options(self) -> SessionOptions:
         """The options every front end shares (this class has them all, by the same names)."""
@@ -162,7 +165,7 @@ async def run_headless(options: HeadlessOptions, out: TextIO = sys.stdout) -> in
     """Run one prompt to the end. Exit status: 0 done, 1 the turn failed or no key."""
     try:
         prepared = prepare_session(options.session_options())
-    except SessionNotFound as error:
+    except (SessionNotFound, SettingsFileError) as error:
         print(f"proctor: {error}", file=sys.stderr)
         return 2
     except OSError as error:  # the data directory cannot be written, say
