@@ -16,7 +16,9 @@ only), and `settings.json` in the user config directory ("user").
 - Scalars (`defaultMode`, `modeCycle`, `readClaudeSettings`, `model`) come from the highest
   source that sets them; `mcpServers` merge by name, the higher source winning a name (even
   with an entry too broken to start: the server is then not started at all); rules, hooks and
-  directories from every source are kept, in order (a directory once).
+  directories from every source are kept, in order (a directory once). What only takes
+  something away counts from any file: `disableBypassPermissionsMode`, and the
+  `disabledMcpjsonServers` that keep `.mcp.json` servers from starting.
 - `.claude` files are read unless `"readClaudeSettings": false` is set in a proctor file
   (user, project, local or the `--settings` file; highest wins) or the environment has
   `PROCTOR_NO_CLAUDE_SETTINGS` set to 1/true/yes/on. `.mcp.json` is read either way: it is
@@ -196,6 +198,11 @@ def _merge(layers: list[Layer], problems: list[SettingsProblem]) -> Settings:
             directories.setdefault(directory, layer.source)
         for name, server in layer.mcp_servers.items():
             servers.setdefault(name, server)
+    disabled = {name for layer in layers for name in layer.disabled_mcp_json}
+    for name, server in list(servers.items()):
+        if server is not None and server.source == "mcp-json" and name in disabled:
+            del servers[name]
+    no_bypass = next((layer for layer in layers if layer.bypass_disabled), None)
     mode_layer = next((layer for layer in layers if layer.default_mode), None)
     with_files = [layer for layer in layers if layer.path is not None]
     return Settings(
@@ -216,4 +223,5 @@ def _merge(layers: list[Layer], problems: list[SettingsProblem]) -> Settings:
         files=tuple(cast(Path, layer.path) for layer in with_files),
         problems=tuple(problems),
         file_sources=tuple(layer.source for layer in with_files),
+        bypass_disabled_in=str(no_bypass.path or no_bypass.source) if no_bypass else None,
     )
