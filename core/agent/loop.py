@@ -76,7 +76,7 @@ from .transcript_records import message_record, turn_record
 DEFAULT_MAX_TURNS = 100
 INTERRUPT_MESSAGE = "[The user interrupted. Stop and wait for their next instruction.]"
 TRUNCATED_MESSAGE = cancel_message("cut_off")
-CUT_OFF_LINE = "not run: the response was cut off (max_tokens) while this call was written"
+CUT_OFF_LINE = "not run: the response was cut off at the output token limit"
 """What a person reads on the line of a call the output token limit cut off."""
 MISSING_RESULT_MESSAGE = "This call produced no result (an internal error); it may not have run."
 

@@ -172,5 +172,6 @@ async def test_text_narration_names_an_mcp_tool_as_server_then_tool(tmp_path: Pa
     )
     await run_headless(options, out)
     narrated = capsys.readouterr().err
-    assert "  github › create_issue" in narrated and " — failed at lookup" in narrated
+    assert "  github › create_issue" in narrated
+    assert " — not run: there is no such tool" in narrated
     assert "mcp__github__create_issue" not in narrated
