@@ -77,14 +77,14 @@ class RetryPolicy:
     max_server_delay_s: float = 60.0
     """A server asking for longer is waited for this long (the user sees the retry, and
     can interrupt it), rather than ignored."""
-    random: Callable[[], float] = field(default=random.random, repr=False, compare=False)
-    """The jitter's source, in [0, 1): tests give a fixed one."""
+    draw: Callable[[], float] = field(default=random.random, repr=False, compare=False)
+    """Where the jitter comes from, a number in [0, 1): tests give a fixed one."""
 
     def delay(self, attempt: int, server_delay_s: float | None = None) -> float:
         if server_delay_s is not None:
             return min(max(server_delay_s, 0.0), self.max_server_delay_s)
         backoff = min(self.max_delay_s, self.base_delay_s * 2 ** max(attempt - 1, 0))
-        return float(backoff * (1 + self.jitter * self.random()))
+        return float(backoff * (1 + self.jitter * self.draw()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,24 +163,23 @@ def classify_failure(error: BaseException, *, now: Callable[[], float] = time.ti
 
     Retried: 429, 529 and 5xx, connection failures (before or during the stream) and an
     overloaded or internal error event in the middle of a stream. Everything else stops the
-    turn, with a message saying what the user can do about it. `now` (epoch seconds) reads
-    a `retry-after` given as an HTTP date."""
+    turn, with a message saying what the user can do about it. The server has the last word
+    where it gives one, as the SDK lets it: `x-should-retry: true` or `false`. `now` (epoch
+    seconds) reads a `retry-after` given as an HTTP date."""
     import anthropic
     import httpx2
 
     if isinstance(error, anthropic.APIStatusError):
         status = error.status_code
         error_type = _body_error_type(error.body)
-        wait = retry_after(error.response.headers, now())
-        if isinstance(error, anthropic.RateLimitError) or status == 429:
-            return Failure("retry", "rate limited (429)", wait)
-        if status == 529 or error_type == "overloaded_error":
-            return Failure("retry", "the API is overloaded", wait)
-        if status == 200 and error_type in _RETRYABLE_ERROR_TYPES:
-            return Failure("retry", f"the stream failed ({error_type})")
-        if status >= 500 or status == 408:
-            return Failure("retry", f"server error ({status})", wait)
-        return Failure("stop", _stop_message(error, status, error_type))
+        headers = error.response.headers
+        failure = _status_failure(error, status, error_type, retry_after(headers, now()))
+        should_retry = headers.get("x-should-retry", "").strip().lower()
+        if failure.action == "retry" and should_retry == "false":
+            return Failure("stop", _stop_message(error, status, error_type))
+        if failure.action == "stop" and should_retry == "true" and status != 200:
+            return Failure("retry", f"the API asked for a retry ({status})", failure.retry_after_s)
+        return failure
     if isinstance(error, anthropic.APIConnectionError):
         return Failure("retry", "the connection failed")
     if isinstance(error, httpx2.TransportError):
@@ -188,6 +187,19 @@ def classify_failure(error: BaseException, *, now: Callable[[], float] = time.ti
     if isinstance(error, anthropic.APIResponseValidationError):
         return Failure("stop", f"The API's response could not be read: {error}")
     return Failure("stop", f"The request failed: {type(error).__name__}: {error}")
+
+
+def _status_failure(error: Any, status: int, error_type: str | None, wait: float | None) -> Failure:
+    """What an HTTP status (or a 200 stream's error event) means by itself."""
+    if status == 429:
+        return Failure("retry", "rate limited (429)", wait)
+    if status == 529 or error_type == "overloaded_error":
+        return Failure("retry", "the API is overloaded", wait)
+    if status == 200 and error_type in _RETRYABLE_ERROR_TYPES:
+        return Failure("retry", f"the stream failed ({error_type})")
+    if status >= 500 or status == 408:
+        return Failure("retry", f"server error ({status})", wait)
+    return Failure("stop", _stop_message(error, status, error_type), wait)
 
 
 def retry_after(headers: Mapping[str, str], now: float) -> float | None:

@@ -70,7 +70,7 @@ def run_of(
         requests.append(request)
         if pending:
             status, headers = pending.pop(0)
-            kind = "rate_limit_error" if status == 429 else "overloaded_error"
+            kind = {429: "rate_limit_error", 529: "overloaded_error"}.get(status, "api_error")
             body = {"type": "error", "error": {"type": kind, "message": "slow down"}}
             return httpx2.Response(status, json=body, headers=headers)
         return await serve(request)
@@ -93,7 +93,7 @@ def run_of(
         ModelClient(demo.client(max_retries=0), model=DEMO_MODEL),
         make_services(recorder, session_dir=tmp_path / "s"),
         context,
-        retry=policy or RetryPolicy(max_attempts=5, random=lambda: 0.5),
+        retry=policy or RetryPolicy(max_attempts=5, draw=lambda: 0.5),
         sleep=sleep,
     )
     return Run(loop, demo, recorder, workspace, slept, requests)
@@ -138,7 +138,7 @@ async def test_529_and_5xx_honour_retry_after_too_and_a_huge_one_is_capped(
 
 async def test_without_retry_after_the_backoff_doubles_with_jitter(tmp_path: Path) -> None:
     draws = iter([0.0, 1.0 - 1e-9, 0.5])
-    policy = RetryPolicy(max_attempts=5, base_delay_s=2, random=lambda: next(draws))
+    policy = RetryPolicy(max_attempts=5, base_delay_s=2, draw=lambda: next(draws))
     r = run_of(tmp_path, [text("ok")], refusals=[(529, {})] * 3, policy=policy)
     await r.loop.send("go")
     # 2 s, then 4 s with up to a quarter more, then 8 s with an eighth more.
@@ -149,6 +149,20 @@ async def test_unreadable_retry_after_falls_back_to_the_backoff(tmp_path: Path) 
     r = run_of(tmp_path, [text("ok")], refusals=[(429, {"retry-after": "soon, maybe"})])
     await r.loop.send("go")
     assert r.slept == [1.125]  # base 1 s plus a quarter of a 0.5 draw
+
+
+async def test_the_server_has_the_last_word_on_whether_to_retry(tmp_path: Path) -> None:
+    refused = run_of(tmp_path / "a", [text("x")], refusals=[(529, {"x-should-retry": "false"})])
+    assert (await refused.loop.send("go")).stop_reason == "error"
+    assert refused.slept == [] and "529" in refused.of(TurnError)[0].message
+    asked = run_of(
+        tmp_path / "b",
+        [text("ok")],
+        refusals=[(409, {"x-should-retry": "true", "retry-after": "2"})],
+    )
+    assert (await asked.loop.send("go")).stop_reason == "end_turn"
+    assert asked.slept == [2.0]
+    assert asked.of(Retrying)[0].error == "the API asked for a retry (409)"
 
 
 def test_retry_after_reads_milliseconds_seconds_and_http_dates() -> None:
