@@ -106,7 +106,12 @@ class FileParser:
             self.hooks(data["hooks"])
         if "model" in data:
             model = data["model"]
-            if isinstance(model, str) and model.strip():
+            if isinstance(model, str) and (why := foreign.unsupported_model(model.strip())):
+                self.problem(
+                    ("model",),
+                    f"{model!r} is not supported by proctor ({why}); this file's model is ignored",
+                )
+            elif isinstance(model, str) and model.strip():
                 self.layer.model = model.strip()
             else:
                 self.problem(("model",), f"must be a model name, not {kind_of(model)}")

@@ -110,3 +110,15 @@ def test_disabled_mcp_json_servers_leave_your_own_servers_alone(project: Path) -
     write(project / ".proctor/settings.json", {"disabledMcpjsonServers": ["docs"]})
     (server,) = load_settings(project).mcp_servers
     assert (server.name, server.source) == ("docs", "user")
+
+
+def test_a_model_alias_is_reported_and_not_sent_to_the_api(project: Path) -> None:
+    write(project.parent / "config" / "settings.json", {"model": "claude-user-choice"})
+    write(project / ".claude/settings.json", {"model": "opus"})
+    write(project / ".proctor/settings.json", {"model": "sonnet[1m]"})
+    settings = load_settings(project)
+    assert settings.model == "claude-user-choice"
+    said = sorted(problem.message for problem in settings.problems)
+    assert said[0].startswith("model: 'opus' is not supported by proctor (proctor does not")
+    assert said[1].startswith("model: 'sonnet[1m]' is not supported by proctor")
+    assert all(message.endswith("this file's model is ignored") for message in said)
