@@ -93,6 +93,9 @@ class _Printer:
     """Text mode: the text block streaming now, printed whole when it ends."""
     spoke: bool = False
     """Text mode: something was printed already (the next text block is set apart)."""
+    nested: dict[str, list[str]] = field(default_factory=dict)
+    """Text mode: a sub-agent's finished calls by its Task call, printed under that call's
+    line once it is printed."""
     final: str = ""
     """The text of the last assistant message: the run's answer."""
     summaries: dict[str, str] = field(default_factory=dict)
@@ -148,7 +151,8 @@ class _Printer:
             detail = event.detail.replace("\n", "\n  ")
             self._say(f"proctor: MCP server {event.server} {what}: {detail}")
         elif isinstance(event, ToolQueued):
-            self._print_text()  # the text before a call is a block of its own, said first
+            if event.parent_tool_use_id is None:  # a sub-agent's call ends no block of ours
+                self._print_text()  # the text before a call is a block of its own, said first
             self.summaries[event.tool_use_id] = f"{display_name(event.tool_name)}({event.summary})"
         elif isinstance(event, ToolCompleted | ToolCancelled):
             call = self.summaries.get(event.tool_use_id, display_name(event.tool_name))
@@ -158,7 +162,18 @@ class _Printer:
                 state = _failure_words(event.failed_stage) if event.is_error else "done"
                 if event.sandbox is not None:
                     state += f", {_SANDBOX_WORDS[event.sandbox]}"
+            parent = event.parent_tool_use_id
+            if parent is not None:  # a sub-agent's call: said under its Task call's line
+                self.nested.setdefault(parent, []).append(f"    {call} — {state}")
+                return
             self._say(f"  {call} — {state}")
+            for line in self.nested.pop(event.tool_use_id, []):
+                self._say(line)
+        elif isinstance(event, TurnEnded):
+            for lines in self.nested.values():  # a Task call that never finished
+                for line in lines:
+                    self._say(line)
+            self.nested.clear()
 
     def _print_text(self) -> None:
         """The text block streamed so far, on lines of its own, set apart from what came

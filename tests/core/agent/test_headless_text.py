@@ -78,6 +78,9 @@ async def test_a_cancelled_sibling_says_why_in_words(monkeypatch: pytest.MonkeyP
     lines = shown.splitlines()
     sibling = next(line for line in lines if line.startswith("  Bash(sleep 3 && wc -w"))
     assert " — cancelled: another command in its batch failed" in sibling
+    # A sub-agent's calls are said under the Task call that made them.
+    task = lines.index("  Task(Find callers of top_words) — done")
+    assert lines[task + 1] == "    Grep(top_words) — done"
     # No call's line is glued to the text before it: every one starts a line.
     call_lines = [line for line in lines if CALL_END.search(line)]
     assert len(call_lines) > 10
