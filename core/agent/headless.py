@@ -141,7 +141,7 @@ class _Printer:
             self.pending.clear()  # the retried response says it again
             self._say(f"proctor: {event.describe()}")
         elif isinstance(event, TurnError):
-            self.pending.clear()  # a broken stream's start never entered the conversation
+            self._print_text()  # what the last attempt said before it broke, as on screen
             self._say(f"proctor: {event.message}")
         elif isinstance(event, HookNotice):
             self._print_text()

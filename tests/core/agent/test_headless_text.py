@@ -14,7 +14,8 @@ from typing import get_args
 
 import pytest
 
-from core.agent import headless
+from core.abort import AbortSignal
+from core.agent import headless, loop
 from core.agent.headless import HeadlessOptions, run_headless
 from core.events import CancelReason, Stage
 
@@ -25,6 +26,20 @@ CALL_END = re.compile(r"\) — (done|failed|not run|cancelled|ran)")
 def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PROCTOR_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("PROCTOR_CONFIG_DIR", str(tmp_path / "config"))
+
+
+@pytest.fixture(autouse=True)
+def retries_wait_for_nothing(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The loop's wait before a retry, recorded instead of slept (a session builds its loop
+    itself, so the default is replaced)."""
+    asked: list[float] = []
+
+    async def sleep(delay: float, signal: AbortSignal) -> bool:
+        asked.append(delay)
+        return signal.aborted
+
+    monkeypatch.setattr(loop, "_sleep_unless_aborted", sleep)
+    return asked
 
 
 async def terminal(monkeypatch: pytest.MonkeyPatch, scenario: str, **options: object) -> str:
@@ -93,3 +108,27 @@ def test_every_stage_and_cancel_reason_has_words() -> None:
         assert "_" not in words and stage not in words.split()
     for reason in get_args(CancelReason):
         assert "_" not in headless._CANCEL_WORDS[reason]
+
+
+async def test_when_retries_run_out_the_last_attempts_words_and_the_error_are_said(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import json
+
+    scenario = tmp_path / "drops.json"
+    turn = {
+        "fault": {"kind": "drop", "after_blocks": 1, "times": 9},
+        "blocks": [{"type": "text", "text": "Half a thought"}, {"type": "text", "text": "x"}],
+    }
+    scenario.write_text(
+        json.dumps({"name": "drops", "prompt": "go", "workspace": "cwd", "turns": [turn]})
+    )
+    monkeypatch.chdir(tmp_path)
+    shown = await terminal(monkeypatch, str(scenario))
+    lines = shown.splitlines()
+    assert [line for line in lines if "retrying" in line][-1].endswith("(5/5)")
+    assert lines[-2:] == [
+        "Half a thought",
+        "proctor: the connection dropped (gave up after 5 tries)",
+    ]
+    assert shown.count("Half a thought") == 1
