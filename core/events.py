@@ -32,7 +32,7 @@ Stage = Literal[
     "lookup", "schema", "validate", "pre_hook", "permission", "call", "map", "persist", "post_hook"
 ]
 """The lifecycle stage at which a call failed (core/executor/lifecycle.py runs them in order)."""
-CancelReason = Literal["sibling_error", "user_interrupted", "streaming_fallback"]
+CancelReason = Literal["sibling_error", "user_interrupted", "streaming_fallback", "cut_off"]
 """Why a call was cancelled rather than run to its end."""
 Outcome = Literal["succeeded", "failed", "denied"]
 """How a completed call ended. Denied is not failed: the call did not run because someone

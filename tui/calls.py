@@ -91,6 +91,8 @@ class CallRecord:
     """For a failed call, the stage that failed; for a denied one, who said no, in a few
     words ("you", "plan mode"; empty when that says nothing); for a cancelled one, the
     reason in words."""
+    cancel_reason: str | None = None
+    """For a cancelled call, why (`ToolCancelled.reason`: "cut_off", "user_interrupted"...)."""
     asked_at: float | None = None
     """Since when the call has been waiting for a person's answer, while it waits."""
     waited_s: float = 0.0
@@ -307,6 +309,7 @@ class CallBook:
                 record.result = event.message
                 record.state = "cancelled"
                 record.why = event.message or str(event.reason)
+                record.cancel_reason = event.reason
                 record.ended_at = event.at
                 record.stop_waiting(event.at)
         return record

@@ -38,7 +38,7 @@ from ..registry import assemble_tool_pool, known_tool_names
 from ..results import ResultStore
 from ..session_services import SessionServices
 from ..settings import sandbox as sandbox_config
-from ..settings.read import load_settings
+from ..settings.read import load_settings, require_settings_file
 from ..settings.values import PROJECT_SOURCES, Settings
 from ..tool import ToolContext, ToolOptions, ToolPool
 from ..tools.task import SUBAGENTS
@@ -87,7 +87,10 @@ class PreparedSession:
 
 
 def prepare_session(options: SessionOptions) -> PreparedSession:
-    """Read settings and find or create the session; raises SessionNotFound, ScenarioError."""
+    """Read settings and find or create the session; raises SessionNotFound, ScenarioError,
+    SettingsFileError (a `--settings` file that cannot be read)."""
+    if options.settings_file is not None:
+        require_settings_file(options.settings_file)
     cwd = options.cwd.resolve()
     scenario = None
     notes: list[str] = []
@@ -104,6 +107,7 @@ def prepare_session(options: SessionOptions) -> PreparedSession:
         allow=options.allow,
         deny=options.deny,
         ask=options.ask,
+        settings_file=options.settings_file,
         tool_names=known_tool_names(),
     )
     notes += [str(problem) for problem in settings.problems]

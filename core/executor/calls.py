@@ -127,6 +127,11 @@ CANCEL_MESSAGES: dict[CancelReason, str] = {
         "Cancelled: the response stream failed and is being retried, so this call did not "
         "run to completion."
     ),
+    "cut_off": (
+        "This call was not run: the response hit the output token limit (max_tokens) while "
+        "its input was being written, so the input is incomplete. Make the call again with "
+        "the complete input; if it is large, split the work into smaller calls."
+    ),
 }
 
 

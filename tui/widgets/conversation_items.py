@@ -68,6 +68,8 @@ def _state_words(record: CallRecord) -> str:
         case "denied":  # it never ran: no time of its own to show
             return denied_words(record) + waited_words(record)
         case "cancelled":
+            if record.cancel_reason == "cut_off":  # max_tokens ended the response mid-call
+                return "not run: the response was cut off"
             return "cancelled"
     return record.state
 
