@@ -23,15 +23,18 @@ from ..access.mcp_names import display_name
 from ..events import (
     EngineEvent,
     McpServerChanged,
+    SubAgentEvent,
     ToolCancelled,
     ToolCompleted,
     ToolEvent,
     ToolQueued,
 )
+from .events import UsageUpdated
 from .live import LiveSession, open_session, prepare_session
 from .loop import AssistantMessage, TextDelta, TurnEnded, TurnError, UserMessage
 from .model import MissingApiKey
 from .options import SessionOptions
+from .pricing import UsageTally
 from .sessions import SessionNotFound
 from .transcript_records import event_record
 
@@ -74,6 +77,8 @@ class _Printer:
     final: str = ""
     """The text of the last assistant message: the run's answer."""
     summaries: dict[str, str] = field(default_factory=dict)
+    tally: UsageTally = field(default_factory=UsageTally)
+    """Every request's usage as it streamed, sub-agents' included: the run's cost."""
     held: list[EngineEvent] | None = field(default_factory=list)
     """stream-json: events from before the `init` line (MCP servers starting), written
     after it so that a reader's first line is always `init`; None once it is written."""
@@ -85,6 +90,9 @@ class _Printer:
             self(event)
 
     def __call__(self, event: EngineEvent) -> None:
+        usage = event.event if isinstance(event, SubAgentEvent) else event
+        if isinstance(usage, UsageUpdated):
+            self.tally.update(usage.request_id, usage.model, usage.usage)
         if self.held is not None and self.output_format == "stream-json":
             self.held.append(event)
             return
@@ -225,6 +233,7 @@ async def run_headless(options: HeadlessOptions, out: TextIO = sys.stdout) -> in
         "num_turns": ended.requests,
         "duration_s": round(time.monotonic() - started, 3),
         "usage": ended.usage,
+        "total_cost_usd": printer.tally.cost_usd,
         "result": printer.final,
     }
     if options.output_format == "text":
