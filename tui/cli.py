@@ -51,6 +51,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="the offline demo model (no key, no network) on a sample project",
     )
     parser.add_argument("--scenario", metavar="NAME|PATH", help="the demo's script")
+    parser.add_argument(
+        "--keep-workspace",
+        action="store_true",
+        help="with --demo: keep its scratch copy of the sample project at exit (removed "
+        "otherwise), so --demo --continue can carry on in it",
+    )
     parser.add_argument("--theme", metavar="NAME", help="the colour theme (default: proctor-dark)")
     parser.add_argument(
         "--serve",
@@ -175,6 +181,12 @@ def run_app(args: argparse.Namespace) -> int:
         )
     )
     app.run()
+    if app.prepared is not None:
+        from core.agent.live import end_workspace
+
+        said = end_workspace(app.prepared)  # after the session's shells have stopped
+        if said:
+            print(f"proctor: {said}", file=sys.stderr)
     return app.return_code or 0
 
 
@@ -224,6 +236,7 @@ def session_options(args: argparse.Namespace) -> SessionOptions:
         max_turns=args.max_turns,
         resume=args.resume,
         continue_latest=args.continue_latest,
+        keep_workspace=args.keep_workspace,
     )
 
 

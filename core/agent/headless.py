@@ -30,7 +30,7 @@ from ..events import (
     ToolQueued,
 )
 from .events import UsageUpdated
-from .live import LiveSession, open_session, prepare_session
+from .live import LiveSession, end_workspace, open_session, prepare_session
 from .loop import AssistantMessage, TextDelta, TurnEnded, TurnError, UserMessage
 from .model import MissingApiKey
 from .options import SessionOptions
@@ -61,6 +61,8 @@ class HeadlessOptions:
     """A session id (or a unique prefix) of this project to carry on."""
     continue_latest: bool = False
     """Carry on the project's most recently active session."""
+    keep_workspace: bool = False
+    """Keep the demo's scratch workspace after the run."""
 
     def session_options(self) -> SessionOptions:
         """The options every front end shares (this class has them all, by the same names)."""
@@ -196,6 +198,7 @@ async def run_headless(options: HeadlessOptions, out: TextIO = sys.stdout) -> in
         return 1
     except OSError as error:
         print(f"proctor: the session cannot be set up: {error}", file=sys.stderr)
+        end_workspace(prepared)
         return 2
     for note in live.notes:
         print(f"proctor: {note}", file=sys.stderr)
@@ -224,6 +227,9 @@ async def run_headless(options: HeadlessOptions, out: TextIO = sys.stdout) -> in
         ended: TurnEnded = await live.send(prompt)
     finally:
         await live.close("finished")
+        said = end_workspace(prepared)
+        if said:
+            print(f"proctor: {said}", file=sys.stderr)
     failed = ended.stop_reason in ("error", "interrupted")
     summary = {
         "type": "result",

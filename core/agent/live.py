@@ -14,6 +14,8 @@ with the front end's sink and ports. `close()` stops everything the session star
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,7 +61,19 @@ from .sessions import (
 from .subagents import SessionSubAgents
 from .transcript import Transcript, transcribing
 from .transcript_records import end_record, start_record
+from .transcript_replay import Past, past_events
 from .transcript_resume import RestoredState, messages_from, restored_state
+
+
+@dataclass(frozen=True, slots=True)
+class ScratchWorkspace:
+    """The demo's copy of the sample project, and what becomes of it when the run ends."""
+
+    path: Path
+    keep: bool
+    """Left in place at the end: `--keep-workspace`, or a copy carried on from before."""
+    carried_on: bool
+    """Made by an earlier run and kept then; this run continues in it."""
 
 
 @dataclass(slots=True)
@@ -79,34 +93,77 @@ class PreparedSession:
     workspace); `open_session` adds what it sets aside."""
     restored: RestoredState = field(default_factory=RestoredState)
     """What a resumed session had when it stopped: its mode and its todo list."""
-
-    @property
-    def resumed(self) -> bool:
-        return bool(self.options.resume or self.options.continue_latest)
+    past: Past = field(default_factory=Past)
+    """A resumed session's earlier turns as events, for the front end to draw first."""
+    resumed: bool = False
+    """Carrying on an earlier session (a demo whose workspace is gone starts afresh)."""
+    scratch: ScratchWorkspace | None = None
+    """The demo's scratch workspace, when the agent works in one."""
 
 
 def prepare_session(options: SessionOptions) -> PreparedSession:
-    """Read settings and find or create the session; raises SessionNotFound, ScenarioError."""
+    """Read settings and find or create the session; raises SessionNotFound, ScenarioError.
+
+    A demo on the sample project keeps its sessions under the sample (not under each
+    scratch copy), each recording its copy, so `--demo --continue` finds the last one and
+    carries on in the same copy, if that is still there."""
     cwd = options.cwd.resolve()
     scenario = None
     notes: list[str] = []
     if options.demo:
-        from .demo import demo_workspace
         from .scenario import load_scenario
 
         scenario = load_scenario(options.scenario or "default")
-        cwd = demo_workspace(scenario, cwd)
-        if scenario.workspace != "cwd":
-            notes.append(f"the demo works on a scratch copy of the sample project: {cwd}")
-    settings = load_settings(
-        cwd,
-        allow=options.allow,
-        deny=options.deny,
-        ask=options.ask,
-        tool_names=known_tool_names(),
-    )
+    on_sample = scenario is not None and scenario.workspace != "cwd"
+    group = _sample_dir() if on_sample else cwd
+    earlier = _earlier_session(options, group, demo=on_sample)
+    scratch = None
+    if scenario is not None and on_sample:
+        from .demo import demo_workspace
+
+        kept = _kept_workspace(earlier) if earlier is not None else None
+        if earlier is not None and kept is None:
+            notes.append(
+                f"the demo workspace of session {earlier.id} is gone "
+                f"({read_meta(earlier).workspace or 'none was recorded'}), so this is a new "
+                "demo session on a fresh copy"
+            )
+            earlier = None
+        if kept is not None:
+            scratch = ScratchWorkspace(kept, keep=True, carried_on=True)
+            notes.append(f"the demo carries on in its kept workspace: {kept}")
+        else:
+            fresh = demo_workspace(scenario, cwd)
+            scratch = ScratchWorkspace(fresh, keep=options.keep_workspace, carried_on=False)
+            fate = (
+                "kept when the app exits (--keep-workspace)"
+                if options.keep_workspace
+                else "removed when the app exits unless you pass --keep-workspace"
+            )
+            notes.append(f"the demo works on a scratch copy of the sample project: {fresh}; {fate}")
+        cwd = scratch.path
+    try:
+        settings = load_settings(
+            cwd,
+            allow=options.allow,
+            deny=options.deny,
+            ask=options.ask,
+            tool_names=known_tool_names(),
+        )
+        if earlier is None:
+            session = create_session(
+                group, model=options.model or "", workspace=cwd if on_sample else None
+            )
+            history: list[dict[str, Any]] = []
+            restored, past = RestoredState(), Past()
+        else:
+            session = earlier
+            history, restored, past = _read_back(earlier)
+    except BaseException:
+        if scratch is not None and not scratch.carried_on:
+            shutil.rmtree(scratch.path, ignore_errors=True)  # no session will use it
+        raise
     notes += [str(problem) for problem in settings.problems]
-    session, history, restored = _session_for(options, cwd)
     return PreparedSession(
         options=options,
         cwd=cwd,
@@ -116,11 +173,33 @@ def prepare_session(options: SessionOptions) -> PreparedSession:
         scenario=scenario,
         # The demo's scratch copy of proctor's own sample is trusted as shipped (its MCP
         # server starts); a scenario run in the user's directory asks like any session.
-        previously_trusted=is_trusted(cwd)
-        or (scenario is not None and scenario.workspace != "cwd"),
+        previously_trusted=is_trusted(cwd) or on_sample,
         notes=notes,
         restored=restored,
+        past=past,
+        resumed=earlier is not None,
+        scratch=scratch,
     )
+
+
+def end_workspace(prepared: PreparedSession) -> str | None:
+    """What becomes of the demo's scratch workspace now that the session is over, said in
+    words for the person: removed, or kept and why. None when there is no scratch copy."""
+    scratch = prepared.scratch
+    if scratch is None:
+        return None
+    if scratch.keep:
+        why = "carried on from before" if scratch.carried_on else "--keep-workspace"
+        return (
+            f"kept the demo workspace {scratch.path} ({why}); `proctor --demo --continue` "
+            "carries on there, and you may delete it when done"
+        )
+    if not _is_demo_copy(scratch.path):  # never remove what the demo did not make
+        return f"left {scratch.path} in place: it is not a demo scratch copy"
+    shutil.rmtree(scratch.path, ignore_errors=True)
+    if scratch.path.exists():
+        return f"could not remove all of the demo workspace {scratch.path}"
+    return f"removed the demo workspace {scratch.path} (--keep-workspace keeps it)"
 
 
 @dataclass(slots=True)
@@ -382,24 +461,50 @@ def _todo(item: Mapping[str, Any]) -> Todo:
     return Todo(str(item["content"]), item["status"], str(item["active_form"]))
 
 
-def _session_for(
-    options: SessionOptions, cwd: Path
-) -> tuple[Session, list[dict[str, Any]], RestoredState]:
-    """A new session, or an earlier one to carry on with its conversation rebuilt (a session
-    cut short by a crash included: its unfinished calls get results saying so), its mode
-    and its todo list."""
+def _sample_dir() -> Path:
+    from .demo import SAMPLE_PROJECT_DIR
+
+    return SAMPLE_PROJECT_DIR.resolve()
+
+
+def _earlier_session(options: SessionOptions, group: Path, *, demo: bool) -> Session | None:
+    """The session `--resume` or `--continue` names, or None for a new one."""
     if options.resume:
-        session = find_session(cwd, options.resume)
-    elif options.continue_latest:
-        latest = latest_session(cwd)
+        return find_session(group, options.resume)
+    if options.continue_latest:
+        latest = latest_session(group)
         if latest is None:
-            raise SessionNotFound(f"there is no earlier session for {cwd} to continue")
-        session = latest
-    else:
-        return create_session(cwd, model=options.model or ""), [], RestoredState()
+            what = "demo session" if demo else f"session for {group}"
+            raise SessionNotFound(f"there is no earlier {what} to continue")
+        return latest
+    return None
+
+
+def _kept_workspace(session: Session) -> Path | None:
+    """The scratch copy a demo session worked in, if it is still there to carry on in."""
+    recorded = read_meta(session).workspace
+    if not recorded:
+        return None
+    path = Path(recorded)
+    # Only a demo copy: a meta.json edited to name another folder must not send the
+    # demo's scripted edits there.
+    return path if _is_demo_copy(path) and path.is_dir() else None
+
+
+def _is_demo_copy(path: Path) -> bool:
+    from .demo import DEMO_WORKSPACE_PREFIX
+
+    temp = Path(tempfile.gettempdir()).resolve()
+    return path.name.startswith(DEMO_WORKSPACE_PREFIX) and path.parent.resolve() == temp
+
+
+def _read_back(session: Session) -> tuple[list[dict[str, Any]], RestoredState, Past]:
+    """An earlier session's conversation rebuilt (a session cut short by a crash included:
+    its unfinished calls get results saying so), its mode and todo list, and its past to
+    draw."""
     transcript = session.transcript()
     try:
         records = list(transcript.records())
     finally:
         transcript.close()
-    return session, messages_from(records), restored_state(records)
+    return messages_from(records), restored_state(records), past_events(records)

@@ -30,3 +30,6 @@ class SessionOptions:
     """A session id (or a unique prefix) of this project to carry on."""
     continue_latest: bool = False
     """Carry on the project's most recently active session."""
+    keep_workspace: bool = False
+    """Keep the demo's scratch copy of the sample project when the session ends (to carry
+    on with `--demo --continue` later); without it the copy is removed."""
