@@ -14,8 +14,6 @@ with the front end's sink and ports. `close()` stops everything the session star
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +43,8 @@ from ..tool import ToolContext, ToolOptions, ToolPool
 from ..tools.task import SUBAGENTS
 from ..tools.todo_write import Todo
 from ..trust import is_trusted
+from . import demo_workspace
+from .demo_workspace import ScratchWorkspace, demo_place, discard, sample_dir
 from .loop import AgentLoop, TurnEnded
 from .model import ModelClient
 from .options import SessionOptions as SessionOptions  # re-exported: callers build both here
@@ -63,17 +63,6 @@ from .transcript import Transcript, transcribing
 from .transcript_records import end_record, start_record
 from .transcript_replay import Past, past_events
 from .transcript_resume import RestoredState, messages_from, restored_state
-
-
-@dataclass(frozen=True, slots=True)
-class ScratchWorkspace:
-    """The demo's copy of the sample project, and what becomes of it when the run ends."""
-
-    path: Path
-    keep: bool
-    """Left in place at the end: `--keep-workspace`, or a copy carried on from before."""
-    carried_on: bool
-    """Made by an earlier run and kept then; this run continues in it."""
 
 
 @dataclass(slots=True)
@@ -115,32 +104,13 @@ def prepare_session(options: SessionOptions) -> PreparedSession:
 
         scenario = load_scenario(options.scenario or "default")
     on_sample = scenario is not None and scenario.workspace != "cwd"
-    group = _sample_dir() if on_sample else cwd
+    group = sample_dir() if on_sample else cwd
     earlier = _earlier_session(options, group, demo=on_sample)
     scratch = None
     if scenario is not None and on_sample:
-        from .demo import demo_workspace
-
-        kept = _kept_workspace(earlier) if earlier is not None else None
-        if earlier is not None and kept is None:
-            notes.append(
-                f"the demo workspace of session {earlier.id} is gone "
-                f"({read_meta(earlier).workspace or 'none was recorded'}), so this is a new "
-                "demo session on a fresh copy"
-            )
-            earlier = None
-        if kept is not None:
-            scratch = ScratchWorkspace(kept, keep=True, carried_on=True)
-            notes.append(f"the demo carries on in its kept workspace: {kept}")
-        else:
-            fresh = demo_workspace(scenario, cwd)
-            scratch = ScratchWorkspace(fresh, keep=options.keep_workspace, carried_on=False)
-            fate = (
-                "kept when the app exits (--keep-workspace)"
-                if options.keep_workspace
-                else "removed when the app exits unless you pass --keep-workspace"
-            )
-            notes.append(f"the demo works on a scratch copy of the sample project: {fresh}; {fate}")
+        place = demo_place(scenario, earlier, options)
+        scratch, earlier = place.scratch, place.earlier
+        notes += place.notes
         cwd = scratch.path
     try:
         settings = load_settings(
@@ -160,8 +130,7 @@ def prepare_session(options: SessionOptions) -> PreparedSession:
             session = earlier
             history, restored, past = _read_back(earlier)
     except BaseException:
-        if scratch is not None and not scratch.carried_on:
-            shutil.rmtree(scratch.path, ignore_errors=True)  # no session will use it
+        discard(scratch)  # no session will use it
         raise
     notes += [str(problem) for problem in settings.problems]
     return PreparedSession(
@@ -183,23 +152,8 @@ def prepare_session(options: SessionOptions) -> PreparedSession:
 
 
 def end_workspace(prepared: PreparedSession) -> str | None:
-    """What becomes of the demo's scratch workspace now that the session is over, said in
-    words for the person: removed, or kept and why. None when there is no scratch copy."""
-    scratch = prepared.scratch
-    if scratch is None:
-        return None
-    if scratch.keep:
-        why = "carried on from before" if scratch.carried_on else "--keep-workspace"
-        return (
-            f"kept the demo workspace {scratch.path} ({why}); `proctor --demo --continue` "
-            "carries on there, and you may delete it when done"
-        )
-    if not _is_demo_copy(scratch.path):  # never remove what the demo did not make
-        return f"left {scratch.path} in place: it is not a demo scratch copy"
-    shutil.rmtree(scratch.path, ignore_errors=True)
-    if scratch.path.exists():
-        return f"could not remove all of the demo workspace {scratch.path}"
-    return f"removed the demo workspace {scratch.path} (--keep-workspace keeps it)"
+    """Remove the demo's scratch copy unless it is kept; says which (demo_workspace.py)."""
+    return demo_workspace.end_workspace(prepared.scratch)
 
 
 @dataclass(slots=True)
@@ -461,16 +415,17 @@ def _todo(item: Mapping[str, Any]) -> Todo:
     return Todo(str(item["content"]), item["status"], str(item["active_form"]))
 
 
-def _sample_dir() -> Path:
-    from .demo import SAMPLE_PROJECT_DIR
-
-    return SAMPLE_PROJECT_DIR.resolve()
-
-
 def _earlier_session(options: SessionOptions, group: Path, *, demo: bool) -> Session | None:
     """The session `--resume` or `--continue` names, or None for a new one."""
     if options.resume:
-        return find_session(group, options.resume)
+        try:
+            return find_session(group, options.resume)
+        except SessionNotFound as error:
+            if not demo:
+                raise
+            # Demo sessions are kept under the sample project; say "the demo", not its path.
+            said = str(error).replace(f"for {group}", "of the demo")
+            raise SessionNotFound(said, error.candidates) from None
     if options.continue_latest:
         latest = latest_session(group)
         if latest is None:
@@ -478,24 +433,6 @@ def _earlier_session(options: SessionOptions, group: Path, *, demo: bool) -> Ses
             raise SessionNotFound(f"there is no earlier {what} to continue")
         return latest
     return None
-
-
-def _kept_workspace(session: Session) -> Path | None:
-    """The scratch copy a demo session worked in, if it is still there to carry on in."""
-    recorded = read_meta(session).workspace
-    if not recorded:
-        return None
-    path = Path(recorded)
-    # Only a demo copy: a meta.json edited to name another folder must not send the
-    # demo's scripted edits there.
-    return path if _is_demo_copy(path) and path.is_dir() else None
-
-
-def _is_demo_copy(path: Path) -> bool:
-    from .demo import DEMO_WORKSPACE_PREFIX
-
-    temp = Path(tempfile.gettempdir()).resolve()
-    return path.name.startswith(DEMO_WORKSPACE_PREFIX) and path.parent.resolve() == temp
 
 
 def _read_back(session: Session) -> tuple[list[dict[str, Any]], RestoredState, Past]:
