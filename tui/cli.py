@@ -125,6 +125,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sessions.add_argument("--cwd", type=Path, default=None, help="the project directory")
     sessions.add_argument("--json", action="store_true", help="one JSON object per session")
+    sessions.add_argument(
+        "--demo", action="store_true", help="the demo's sessions (kept under its sample project)"
+    )
     mcp = commands.add_parser("mcp", help="the MCP servers this project would start")
     mcp_commands = mcp.add_subparsers(dest="mcp_command", metavar="COMMAND", required=True)
     listing = mcp_commands.add_parser(
@@ -283,7 +286,12 @@ def run_sessions(args: argparse.Namespace) -> int:
 
     from core.agent.sessions import list_sessions
 
-    project = (args.cwd or Path.cwd()).resolve()
+    if args.demo:
+        from core.agent.demo_workspace import sample_dir
+
+        project = sample_dir()
+    else:
+        project = (args.cwd or Path.cwd()).resolve()
     summaries = list_sessions(project)
     if args.json:
         for summary in summaries:

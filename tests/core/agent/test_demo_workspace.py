@@ -144,3 +144,16 @@ def test_a_scenario_in_the_current_directory_has_no_scratch_copy_to_remove(tmp_p
     )
     assert prepared.cwd == tmp_path.resolve() and prepared.scratch is None
     assert end_workspace(prepared) is None and tmp_path.is_dir()
+
+
+async def test_proctor_sessions_demo_lists_the_demo_sessions(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    from tui.cli import main
+
+    first = demo(tmp_path)
+    await run_once(first, "look around, please")
+    end_workspace(first)
+    assert main(["sessions", "--demo"]) == 0
+    listed = capsys.readouterr().out
+    assert first.session.id in listed and "look around, please" in listed

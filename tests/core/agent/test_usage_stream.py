@@ -94,3 +94,31 @@ async def test_input_tokens_arrive_before_the_response_ends_and_output_follows(t
     assert ended.usage["output_tokens"] == last.usage["output_tokens"]
     ended_at = next(i for i, e in enumerate(recorder.events) if isinstance(e, TurnEnded))
     assert recorder.events.index(last) < ended_at
+
+
+async def test_a_headless_run_streams_usage_lines_and_an_unknown_price_is_null(
+    tmp_path: Path, monkeypatch: Any
+):
+    import io
+
+    from core.agent.headless import HeadlessOptions, run_headless
+
+    monkeypatch.setenv("PROCTOR_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("PROCTOR_CONFIG_DIR", str(tmp_path / "config"))
+    out = io.StringIO()
+    options = HeadlessOptions(
+        prompt=None,
+        cwd=tmp_path,
+        output_format="stream-json",
+        demo=True,
+        scenario="quick",
+        demo_speed=0.0,
+    )
+    assert await run_headless(options, out) == 0
+    records = [json.loads(line) for line in out.getvalue().splitlines()]
+    usage = [r for r in records if r.get("kind") == "usage"]
+    assert usage and all(r["usage"]["input_tokens"] > 0 for r in usage)
+    result = records[-1]
+    assert result["type"] == "result"
+    assert sum(result["usage"].values()) > 0
+    assert result["total_cost_usd"] is None  # the demo model has no price: not a made-up one
