@@ -155,6 +155,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.keep_workspace and not args.demo:
+        parser.error("--keep-workspace keeps the demo's scratch copy: use it with --demo")
     if args.command == "check":
         if not args.batch and (args.tool is None or args.input is None):
             parser.error("check needs a TOOL and its INPUT, or --batch")
