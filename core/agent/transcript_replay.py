@@ -89,14 +89,29 @@ def past_events(records: Iterable[Mapping[str, Any]], *, turns: int = PAST_TURNS
     for record in records:
         replay.take(record)
     replay.cut_short(replay.last_at)
-    prompts = [i for i, event in enumerate(replay.events) if isinstance(event, PastPrompt)]
+    events = _final_usage_only(replay.events)
+    prompts = [i for i, event in enumerate(events) if isinstance(event, PastPrompt)]
     hidden = max(0, len(prompts) - turns)
     if not hidden:
-        return Past(replay.events, len(prompts), 0)
+        return Past(events, len(prompts), 0)
     cut = prompts[hidden]
     # Before the cut only usage is kept: the session's tokens and cost count all of it.
-    kept = [e for e in replay.events[:cut] if isinstance(e, UsageUpdated)]
-    return Past(kept + replay.events[cut:], len(prompts), hidden)
+    kept = [e for e in events[:cut] if isinstance(e, UsageUpdated)]
+    return Past(kept + events[cut:], len(prompts), hidden)
+
+
+def _final_usage_only(events: list[EngineEvent]) -> list[EngineEvent]:
+    """A request's usage streamed in updates; the past needs only the last of each."""
+    seen: set[str] = set()
+    kept: list[EngineEvent] = []
+    for event in reversed(events):
+        if isinstance(event, UsageUpdated):
+            if event.request_id in seen:
+                continue
+            seen.add(event.request_id)
+        kept.append(event)
+    kept.reverse()
+    return kept
 
 
 # -- reading records ----------------------------------------------------------------------------
