@@ -328,7 +328,7 @@ async def test_at_80_columns_with_everything_on_the_mode_sandbox_and_activity_st
         bar.sandbox = "sandbox: off — Landlock is not available in this kernel"
         bar.activity = "1 waiting for approval · 2 prompts queued"
         host.feed(McpServerChanged(server="github", state="ready", tools=3))
-        host.feed(turn_ended(1200, 300))
+        host.feed(usage("msg_1", 1200, 300))
         await pilot.pause()
         row = "".join(s.text for s in host.screen._compositor.render_strips()[bar.region.y])
         # the least needed parts went first; the reason the sandbox is off gave way last
