@@ -150,3 +150,20 @@ def test_garbled_records_are_skipped_not_fatal():
     ]
     words = shape(past_events(records).events)
     assert words == ["prompt ", "queued x", "cancelled x", "turn ended session_ended"]
+
+
+def test_a_transcript_from_before_usage_streamed_counts_each_message_s_own_usage():
+    records = [
+        {"type": "start", "at": AT},
+        message("user", text("hi")),
+        message(
+            "assistant",
+            text("Hello."),
+            model="claude-sonnet-4-5",
+            usage={"input_tokens": 40, "output_tokens": 7, "service_tier": "standard"},
+        ),
+        {"type": "turn", "at": AT, "number": 1, "stop_reason": "end_turn", "usage": {}},
+    ]
+    (counted,) = [e for e in past_events(records).events if isinstance(e, UsageUpdated)]
+    assert counted.model == "claude-sonnet-4-5"
+    assert counted.usage == {"input_tokens": 40, "output_tokens": 7}
