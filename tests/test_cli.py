@@ -97,7 +97,7 @@ def test_continue_and_resume_are_options_of_a_run(tmp_path: Path):
         text=True,
         check=False,
     )
-    assert result.returncode == 2 and "no sessions for" in result.stderr
+    assert result.returncode == 2 and "no sessions of the demo" in result.stderr
 
 
 def test_serve_runs_the_same_command_for_each_browser_without_the_serving_flags():

@@ -34,6 +34,7 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.timer import Timer
 
+from core.access.modes import MODE_LABELS
 from core.agent.events import TurnEnded
 from core.events import EngineEvent, McpServerChanged, ModeChanged
 from themes import APP_STYLESHEET
@@ -118,6 +119,10 @@ class ProctorApp(KeyActions):
             self.exit(return_code=2, message=f"proctor: {prepared}")
             return
         self._prepared(prepared)
+        if prepared.resumed:  # the earlier turns, drawn before anything new happens
+            from .past import past_batch
+
+            self.deliver(past_batch(prepared.past))
         trusted = await self._ask_trust(prepared)
         from core.agent.live import open_session
         from core.agent.model import MissingApiKey
@@ -155,12 +160,13 @@ class ProctorApp(KeyActions):
             self.conversation.add_notice(sandbox_missing(live.sandbox), "warning")
         self.status_bar.model = self.live.model.model
         self.status_bar.mode = self.live.mode
-        if prepared.history:
-            self.conversation.add_notice(
-                f"carrying on session {prepared.session.id}: "
-                f"{len(prepared.history)} earlier messages",
-                "info",
-            )
+        if prepared.resumed:
+            from .past import carrying_on
+
+            past = prepared.past
+            mode = MODE_LABELS.get(live.mode, live.mode)
+            said = carrying_on(prepared.session.id, past.turns, past.hidden_turns, mode)
+            self.conversation.add_notice(said, "info")
         first = self.options.first_prompt
         if first is None and self.options.play_demo and prepared.scenario and not prepared.resumed:
             first = prepared.scenario.prompt
@@ -174,7 +180,9 @@ class ProctorApp(KeyActions):
         self.ports.cwd = prepared.cwd
         from core.agent.sessions import project_dir
 
-        self.prompt_input.use_history_file(project_dir(prepared.cwd) / "prompt-history.jsonl")
+        # (the session's project: for the demo, the sample, not each scratch copy of it)
+        history = project_dir(prepared.session.project) / "prompt-history.jsonl"
+        self.prompt_input.use_history_file(history)
         status = self.status_bar
         status.session_id = prepared.session.id
         status.mode = prepared.options.mode or prepared.settings.default_mode or "default"

@@ -55,6 +55,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="the offline demo model (no key, no network) on a sample project",
     )
     parser.add_argument("--scenario", metavar="NAME|PATH", help="the demo's script")
+    parser.add_argument(
+        "--keep-workspace",
+        action="store_true",
+        help="with --demo: keep its scratch copy of the sample project at exit (removed "
+        "otherwise), so --demo --continue can carry on in it",
+    )
     parser.add_argument("--theme", metavar="NAME", help="the colour theme (default: proctor-dark)")
     parser.add_argument(
         "--serve",
@@ -125,6 +131,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sessions.add_argument("--cwd", type=Path, default=None, help="the project directory")
     sessions.add_argument("--json", action="store_true", help="one JSON object per session")
+    sessions.add_argument(
+        "--demo", action="store_true", help="the demo's sessions (kept under its sample project)"
+    )
     mcp = commands.add_parser("mcp", help="the MCP servers this project would start")
     mcp_commands = mcp.add_subparsers(dest="mcp_command", metavar="COMMAND", required=True)
     listing = mcp_commands.add_parser(
@@ -155,6 +164,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.keep_workspace and not args.demo:
+        parser.error("--keep-workspace keeps the demo's scratch copy: use it with --demo")
     if args.command == "check":
         if not args.batch and (args.tool is None or args.input is None):
             parser.error("check needs a TOOL and its INPUT, or --batch")
@@ -219,6 +230,12 @@ def run_app(args: argparse.Namespace) -> int:
         )
     )
     app.run()
+    if app.prepared is not None:
+        from core.agent.live import end_workspace
+
+        said = end_workspace(app.prepared)  # after the session's shells have stopped
+        if said:
+            print(f"proctor: {said}", file=sys.stderr)
     return app.return_code or 0
 
 
@@ -269,6 +286,7 @@ def session_options(args: argparse.Namespace) -> SessionOptions:
         resume=args.resume,
         continue_latest=args.continue_latest,
         settings_file=settings_file(args),
+        keep_workspace=args.keep_workspace,
     )
 
 
@@ -326,7 +344,12 @@ def run_sessions(args: argparse.Namespace) -> int:
 
     from core.agent.sessions import list_sessions
 
-    project = (args.cwd or Path.cwd()).resolve()
+    if args.demo:
+        from core.agent.demo_workspace import sample_dir
+
+        project = sample_dir()
+    else:
+        project = (args.cwd or Path.cwd()).resolve()
     summaries = list_sessions(project)
     if args.json:
         for summary in summaries:

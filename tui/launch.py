@@ -40,6 +40,9 @@ def prepare(session: PreparedSession | SessionOptions) -> PreparedSession | str:
 
     import core.agent.demo  # noqa: F401
     from core.agent.live import PreparedSession, prepare_session
+    from core.agent.pricing import warm_up
+
+    warm_up()  # genai-prices' data, loaded here rather than at the first cost shown
     from core.agent.scenario import ScenarioError
     from core.agent.sessions import SessionNotFound
     from core.settings.read import SettingsFileError

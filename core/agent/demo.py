@@ -63,6 +63,8 @@ DEMO_BASE_URL = "http://demo.invalid"
 DEMO_API_KEY = "demo-key"
 DEMO_MODEL = "claude-demo"
 SAMPLE_PROJECT_DIR = Path(__file__).parent / "sample_project"
+DEMO_WORKSPACE_PREFIX = "proctor-demo-"
+"""A scratch copy's name in the temporary directory: the only folders the demo removes."""
 
 END_OF_SCRIPT_REPLY = (
     "This is proctor's offline demo, and its script has run out, so I can't act on that. "
@@ -282,7 +284,7 @@ def demo_workspace(scenario: Scenario, cwd: Path | None = None) -> Path:
     """Where `scenario` runs: the working directory, or a fresh scratch copy of the sample."""
     if scenario.workspace == "cwd":
         return (cwd or Path.cwd()).resolve()
-    return copy_sample_project(Path(tempfile.mkdtemp(prefix="proctor-demo-")))
+    return copy_sample_project(Path(tempfile.mkdtemp(prefix=DEMO_WORKSPACE_PREFIX)).resolve())
 
 
 # -- building the stream -----------------------------------------------------------------

@@ -90,3 +90,18 @@ class TurnEnded(EngineEvent):
     stop_reason: str
     requests: int
     usage: dict[str, int]
+
+
+@dataclass(slots=True, kw_only=True)
+class UsageUpdated(EngineEvent):
+    """One model request's token counts so far, as the response streams: the input counts
+    at `message_start`, the output count growing with each `message_delta`. A later update
+    of the same request (same `request_id`) replaces the earlier one; it does not add."""
+
+    kind: ClassVar[str] = "usage"
+    request_id: str
+    """The response's message id: what tells one request's updates from another's."""
+    model: str
+    usage: dict[str, int]
+    """The API's counts (`input_tokens`, `output_tokens`, `cache_creation_input_tokens`,
+    `cache_read_input_tokens`); input excludes the cache reads and writes, as the API says."""

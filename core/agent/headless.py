@@ -31,13 +31,15 @@ from ..events import (
     EngineEvent,
     McpServerChanged,
     Stage,
+    SubAgentEvent,
     ToolCancelled,
     ToolCompleted,
     ToolEvent,
     ToolQueued,
 )
 from ..settings.read import SettingsFileError
-from .live import LiveSession, open_session, prepare_session
+from .events import UsageUpdated
+from .live import LiveSession, end_workspace, open_session, prepare_session
 from .loop import (
     AssistantMessage,
     HookNotice,
@@ -49,6 +51,7 @@ from .loop import (
 )
 from .model import MissingApiKey
 from .options import SessionOptions
+from .pricing import UsageTally
 from .sessions import SessionNotFound
 from .transcript_records import event_record
 
@@ -77,6 +80,8 @@ class HeadlessOptions:
     """Carry on the project's most recently active session."""
     settings_file: Path | None = None
     """`--settings FILE`: one more settings file for this run."""
+    keep_workspace: bool = False
+    """Keep the demo's scratch workspace after the run."""
 
     def session_options(self) -> SessionOptions:
         """The options every front end shares (this class has them all, by the same names)."""
@@ -99,6 +104,8 @@ class _Printer:
     final: str = ""
     """The text of the last assistant message: the run's answer."""
     summaries: dict[str, str] = field(default_factory=dict)
+    tally: UsageTally = field(default_factory=UsageTally)
+    """Every request's usage as it streamed, sub-agents' included: the run's cost."""
     held: list[EngineEvent] | None = field(default_factory=list)
     """stream-json: events from before the `init` line (MCP servers starting), written
     after it so that a reader's first line is always `init`; None once it is written."""
@@ -110,6 +117,9 @@ class _Printer:
             self(event)
 
     def __call__(self, event: EngineEvent) -> None:
+        usage = event.event if isinstance(event, SubAgentEvent) else event
+        if isinstance(usage, UsageUpdated):
+            self.tally.update(usage.request_id, usage.model, usage.usage)
         if self.held is not None and self.output_format == "stream-json":
             self.held.append(event)
             return
@@ -273,6 +283,7 @@ async def run_headless(options: HeadlessOptions, out: TextIO = sys.stdout) -> in
         return 1
     except OSError as error:
         print(f"proctor: the session cannot be set up: {error}", file=sys.stderr)
+        end_workspace(prepared)
         return 2
     for note in live.notes:
         print(f"proctor: {note}", file=sys.stderr)
@@ -301,6 +312,9 @@ async def run_headless(options: HeadlessOptions, out: TextIO = sys.stdout) -> in
         ended: TurnEnded = await live.send(prompt)
     finally:
         await live.close("finished")
+        said = end_workspace(prepared)
+        if said:
+            print(f"proctor: {said}", file=sys.stderr)
     failed = ended.stop_reason in ("error", "interrupted")
     summary = {
         "type": "result",
@@ -310,6 +324,7 @@ async def run_headless(options: HeadlessOptions, out: TextIO = sys.stdout) -> in
         "num_turns": ended.requests,
         "duration_s": round(time.monotonic() - started, 3),
         "usage": ended.usage,
+        "total_cost_usd": printer.tally.cost_usd,
         "result": printer.final,
     }
     if options.output_format != "text":  # text mode has said it all, line by line

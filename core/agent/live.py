@@ -44,6 +44,8 @@ from ..tool import ToolContext, ToolOptions, ToolPool
 from ..tools.task import SUBAGENTS
 from ..tools.todo_write import Todo
 from ..trust import is_trusted
+from . import demo_workspace
+from .demo_workspace import ScratchWorkspace, demo_place, discard, sample_dir
 from .loop import AgentLoop, TurnEnded
 from .model import ModelClient
 from .options import SessionOptions as SessionOptions  # re-exported: callers build both here
@@ -60,6 +62,7 @@ from .sessions import (
 from .subagents import SessionSubAgents
 from .transcript import Transcript, transcribing
 from .transcript_records import end_record, start_record
+from .transcript_replay import Past, past_events
 from .transcript_resume import RestoredState, messages_from, restored_state
 
 
@@ -80,38 +83,61 @@ class PreparedSession:
     workspace); `open_session` adds what it sets aside."""
     restored: RestoredState = field(default_factory=RestoredState)
     """What a resumed session had when it stopped: its mode and its todo list."""
-
-    @property
-    def resumed(self) -> bool:
-        return bool(self.options.resume or self.options.continue_latest)
+    past: Past = field(default_factory=Past)
+    """A resumed session's earlier turns as events, for the front end to draw first."""
+    resumed: bool = False
+    """Carrying on an earlier session (a demo whose workspace is gone starts afresh)."""
+    scratch: ScratchWorkspace | None = None
+    """The demo's scratch workspace, when the agent works in one."""
 
 
 def prepare_session(options: SessionOptions) -> PreparedSession:
     """Read settings and find or create the session; raises SessionNotFound, ScenarioError,
-    SettingsFileError (a `--settings` file that cannot be read)."""
+    SettingsFileError (a `--settings` file that cannot be read).
+
+    A demo on the sample project keeps its sessions under the sample (not under each
+    scratch copy), each recording its copy, so `--demo --continue` finds the last one and
+    carries on in the same copy, if that is still there."""
     if options.settings_file is not None:
         require_settings_file(options.settings_file)
     cwd = options.cwd.resolve()
     scenario = None
     notes: list[str] = []
     if options.demo:
-        from .demo import demo_workspace
         from .scenario import load_scenario
 
         scenario = load_scenario(options.scenario or "default")
-        cwd = demo_workspace(scenario, cwd)
-        if scenario.workspace != "cwd":
-            notes.append(f"the demo works on a scratch copy of the sample project: {cwd}")
-    settings = load_settings(
-        cwd,
-        allow=options.allow,
-        deny=options.deny,
-        ask=options.ask,
-        settings_file=options.settings_file,
-        tool_names=known_tool_names(),
-    )
+    on_sample = scenario is not None and scenario.workspace != "cwd"
+    group = sample_dir() if on_sample else cwd
+    earlier = _earlier_session(options, group, demo=on_sample)
+    scratch = None
+    if scenario is not None and on_sample:
+        place = demo_place(scenario, earlier, options)
+        scratch, earlier = place.scratch, place.earlier
+        notes += place.notes
+        cwd = scratch.path
+    try:
+        settings = load_settings(
+            cwd,
+            allow=options.allow,
+            deny=options.deny,
+            ask=options.ask,
+            settings_file=options.settings_file,
+            tool_names=known_tool_names(),
+        )
+        if earlier is None:
+            session = create_session(
+                group, model=options.model or "", workspace=cwd if on_sample else None
+            )
+            history: list[dict[str, Any]] = []
+            restored, past = RestoredState(), Past()
+        else:
+            session = earlier
+            history, restored, past = _read_back(earlier)
+    except BaseException:
+        discard(scratch)  # no session will use it
+        raise
     notes += [str(problem) for problem in settings.problems]
-    session, history, restored = _session_for(options, cwd)
     return PreparedSession(
         options=options,
         cwd=cwd,
@@ -121,11 +147,18 @@ def prepare_session(options: SessionOptions) -> PreparedSession:
         scenario=scenario,
         # The demo's scratch copy of proctor's own sample is trusted as shipped (its MCP
         # server starts); a scenario run in the user's directory asks like any session.
-        previously_trusted=is_trusted(cwd)
-        or (scenario is not None and scenario.workspace != "cwd"),
+        previously_trusted=is_trusted(cwd) or on_sample,
         notes=notes,
         restored=restored,
+        past=past,
+        resumed=earlier is not None,
+        scratch=scratch,
     )
+
+
+def end_workspace(prepared: PreparedSession) -> str | None:
+    """Remove the demo's scratch copy unless it is kept; says which (demo_workspace.py)."""
+    return demo_workspace.end_workspace(prepared.scratch)
 
 
 @dataclass(slots=True)
@@ -390,24 +423,33 @@ def _todo(item: Mapping[str, Any]) -> Todo:
     return Todo(str(item["content"]), item["status"], str(item["active_form"]))
 
 
-def _session_for(
-    options: SessionOptions, cwd: Path
-) -> tuple[Session, list[dict[str, Any]], RestoredState]:
-    """A new session, or an earlier one to carry on with its conversation rebuilt (a session
-    cut short by a crash included: its unfinished calls get results saying so), its mode
-    and its todo list."""
+def _earlier_session(options: SessionOptions, group: Path, *, demo: bool) -> Session | None:
+    """The session `--resume` or `--continue` names, or None for a new one."""
     if options.resume:
-        session = find_session(cwd, options.resume)
-    elif options.continue_latest:
-        latest = latest_session(cwd)
+        try:
+            return find_session(group, options.resume)
+        except SessionNotFound as error:
+            if not demo:
+                raise
+            # Demo sessions are kept under the sample project; say "the demo", not its path.
+            said = str(error).replace(f"for {group}", "of the demo")
+            raise SessionNotFound(said, error.candidates) from None
+    if options.continue_latest:
+        latest = latest_session(group)
         if latest is None:
-            raise SessionNotFound(f"there is no earlier session for {cwd} to continue")
-        session = latest
-    else:
-        return create_session(cwd, model=options.model or ""), [], RestoredState()
+            what = "demo session" if demo else f"session for {group}"
+            raise SessionNotFound(f"there is no earlier {what} to continue")
+        return latest
+    return None
+
+
+def _read_back(session: Session) -> tuple[list[dict[str, Any]], RestoredState, Past]:
+    """An earlier session's conversation rebuilt (a session cut short by a crash included:
+    its unfinished calls get results saying so), its mode and todo list, and its past to
+    draw."""
     transcript = session.transcript()
     try:
         records = list(transcript.records())
     finally:
         transcript.close()
-    return session, messages_from(records), restored_state(records)
+    return messages_from(records), restored_state(records), past_events(records)

@@ -66,6 +66,7 @@ from .events import (
     TextDelta,
     TurnEnded,
     TurnError,
+    UsageUpdated,
     UserMessage,
 )
 from .model import ModelClient, RetryPolicy, classify_failure
@@ -110,6 +111,9 @@ class _Stream:
     truncated: set[str] = field(default_factory=set)
     outcomes: dict[str, ToolCallOutcome] = field(default_factory=dict)
     final: Any = None
+    request_id: str = ""
+    usage: dict[str, int] = field(default_factory=dict)
+    """The response's usage so far: message_start's counts, updated by message_delta's."""
 
 
 RetrySleep = Callable[[float, AbortSignal], Awaitable[bool]]
@@ -155,6 +159,7 @@ class AgentLoop:
         """Model requests made in this session (successful attempts)."""
         self._abort: AbortController | None = None
         self._usage: dict[str, int] = {}
+        self._request_serial = 0
 
     # -- the front end's side --------------------------------------------------------------
 
@@ -299,7 +304,9 @@ class AgentLoop:
 
     def _on_event(self, event: Any, executor: StreamingToolExecutor, state: _Stream) -> None:
         kind = event.type
-        if kind == "text":
+        if kind in ("message_start", "message_delta"):
+            self._usage_arrived(event, state)
+        elif kind == "text":
             state.partial_text += event.text
             state.streamed.append(event.text)
             self.services.emit(TextDelta(text=event.text))
@@ -334,6 +341,30 @@ class AgentLoop:
             ToolQueued(input=partial, summary=summary, concurrency_safe=False, **fields)
         )
         self.services.emit(ToolCancelled(reason="cut_off", message=CUT_OFF_LINE, **fields))
+
+    def _usage_arrived(self, event: Any, state: _Stream) -> None:
+        """Usage as it streams: the input counts open the response, the output count comes
+        with each message_delta (counts there are totals so far, and may restate input)."""
+        if event.type == "message_start":
+            self._request_serial += 1
+            state.request_id = event.message.id or f"request-{self._request_serial}"
+            usage = event.message.usage
+        else:
+            usage = event.usage
+        dumped = usage.model_dump() if usage is not None else {}
+        state.usage.update(
+            (key, value)
+            for key, value in dumped.items()
+            if isinstance(value, int) and not isinstance(value, bool)
+        )
+        if not state.request_id:  # a delta without a start: still one request of its own
+            self._request_serial += 1
+            state.request_id = f"request-{self._request_serial}"
+        self.services.emit(
+            UsageUpdated(
+                request_id=state.request_id, model=self.model.model, usage=dict(state.usage)
+            )
+        )
 
     def _collect(self, updates: Sequence[Any], state: _Stream) -> None:
         # Progress has reached the sink already (the lifecycle emits it); results are kept.

@@ -33,3 +33,6 @@ class SessionOptions:
     settings_file: Path | None = None
     """`--settings FILE`: one more settings file, above the project's own (an absolute path:
     the demo runs elsewhere)."""
+    keep_workspace: bool = False
+    """Keep the demo's scratch copy of the sample project when the session ends (to carry
+    on with `--demo --continue` later); without it the copy is removed."""

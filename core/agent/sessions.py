@@ -1,7 +1,8 @@
 """Sessions on disk: one directory per session, grouped by project, and finding them again.
 
     <data dir>/projects/<name>-<hash>/<session id>/
-        meta.json         id, project, created, proctor version, model, title
+        meta.json         id, project, created, proctor version, model, title (and the
+                          workspace, for a demo session: its scratch copy)
         transcript.jsonl  everything that happened (transcript.py)
         audit.jsonl       every permission decision (permissions/audit.py)
         plan.md           the plan file of plan mode
@@ -108,6 +109,9 @@ class SessionMeta:
     title: str
     problem: str | None = None
     """Why meta.json could not be read; the other fields are then best guesses."""
+    workspace: str = ""
+    """Where the agent worked when that is not the project: the demo's scratch copy of the
+    sample project (demo sessions are grouped under the sample, not under their copy)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,8 +151,9 @@ def project_dir(project: Path) -> Path:
 # --- creating, finding -------------------------------------------------------------------------
 
 
-def create_session(project: Path, *, model: str = "") -> Session:
-    """A new, empty session of `project`: its directory, meta.json and transcript file."""
+def create_session(project: Path, *, model: str = "", workspace: Path | None = None) -> Session:
+    """A new, empty session of `project`: its directory, meta.json and transcript file.
+    `workspace`: where the agent works, when that is not `project` (the demo's copy)."""
     project = project.expanduser().resolve()
     parent = project_dir(project)
     parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -163,7 +168,15 @@ def create_session(project: Path, *, model: str = "") -> Session:
             continue  # the same second and the same four random digits; draw again
         break
     session = Session(session_id, project, directory)
-    meta = SessionMeta(session_id, str(project), now, __version__, model, "")
+    meta = SessionMeta(
+        session_id,
+        str(project),
+        now,
+        __version__,
+        model,
+        "",
+        workspace=str(workspace) if workspace is not None else "",
+    )
     _write_meta(session, meta)
     session.transcript_path.touch(mode=0o600)
     return session
@@ -266,6 +279,7 @@ def read_meta(session: Session) -> SessionMeta:
         version=_text(data.get("version")),
         model=_text(data.get("model")),
         title=_text(data.get("title")),
+        workspace=_text(data.get("workspace")),
     )
 
 
@@ -292,6 +306,8 @@ def _write_meta(session: Session, meta: SessionMeta) -> None:
         "model": meta.model,
         "title": meta.title,
     }
+    if meta.workspace:
+        data["workspace"] = meta.workspace
     _write_atomically(session.meta_path, json.dumps(data, ensure_ascii=False, indent=2) + "\n")
 
 

@@ -106,6 +106,7 @@ def _event_fields(event: EngineEvent) -> dict[str, Any]:
                 "input": jsonable(event.input),
                 "summary": event.summary,
                 "concurrency_safe": event.concurrency_safe,
+                "headline_field": event.headline_field,
             }
         case ToolStarted():
             return {}

@@ -25,7 +25,13 @@ from textual.pilot import Pilot
 from textual.widgets import Static
 
 from core.access.decision import DecidedBy
-from core.agent.events import AssistantMessage, TextDelta, TurnEnded, UserMessage
+from core.agent.events import (
+    AssistantMessage,
+    TextDelta,
+    TurnEnded,
+    UsageUpdated,
+    UserMessage,
+)
 from core.events import (
     EngineEvent,
     OutputProgress,
@@ -195,6 +201,7 @@ def first_turn() -> list[EngineEvent]:
         completed("toolu_g1", "Grep", "b0", 901.4, 0.3, "textstats/counts.py:12"),
         UserMessage(at=901.4, content=(result("toolu_g1", "textstats/counts.py:12"),)),
         TextDelta(at=902.0, text=FIRST_ANSWER),
+        UsageUpdated(at=903.2, request_id="msg_1", model="claude-sonnet-4-5", usage=dict(USAGE)),
         TurnEnded(at=903.2, stop_reason="end_turn", requests=2, usage=dict(USAGE)),
     ]
 

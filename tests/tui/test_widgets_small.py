@@ -14,6 +14,7 @@ from textual.app import App, ComposeResult
 from textual.widgets import Label
 
 from core.agent.demo import DEMO_MODEL
+from core.agent.events import UsageUpdated
 from core.agent.loop import TextDelta, TurnEnded
 from core.events import (
     EngineEvent,
@@ -72,10 +73,17 @@ def label(host: Host, selector: str) -> str:
     return str(host.query_one(selector, Label).content)
 
 
-def turn_ended(input_tokens: int, output_tokens: int, **cache: int) -> TurnEnded:
-    return TurnEnded(
-        stop_reason="end_turn",
-        requests=1,
+def usage(
+    request: str,
+    input_tokens: int,
+    output_tokens: int,
+    model: str = "claude-sonnet-4-5",
+    **cache: int,
+) -> UsageUpdated:
+    """A request's usage as it streams; a later one for the same request replaces it."""
+    return UsageUpdated(
+        request_id=request,
+        model=model,
         usage={"input_tokens": input_tokens, "output_tokens": output_tokens, **cache},
     )
 
@@ -214,12 +222,18 @@ async def test_status_bar_shows_the_model_and_the_whole_session_id() -> None:
         assert label(host, "#status-session") == "session 20261126-005602-502b"
 
 
-async def test_tokens_and_cost_accumulate_over_turns_including_sub_agents() -> None:
+async def test_tokens_and_cost_move_with_each_response_including_sub_agents() -> None:
     host = Host(model="claude-sonnet-4-5")
     async with host.run_test(size=(120, 20)) as pilot:
         bar = host.query_one(StatusBar)
         assert label(host, "#status-tokens") == "0 in · 0 out"
-        host.feed(turn_ended(400, 100))
+        assert label(host, "#status-cost") == "$0.0000"
+        # message_start: the input is counted before the response has a word of output
+        host.feed(usage("msg_1", 400, 1))
+        await pilot.pause()
+        assert (bar.input_tokens, bar.output_tokens) == (400, 1)
+        # message_delta: the same request's output so far replaces, it does not add
+        host.feed(usage("msg_1", 400, 100))
         await pilot.pause()
         assert (bar.input_tokens, bar.output_tokens) == (400, 100)
         assert label(host, "#status-tokens") == "400 in · 100 out"
@@ -227,10 +241,10 @@ async def test_tokens_and_cost_accumulate_over_turns_including_sub_agents() -> N
             SubAgentEvent(
                 agent_id="task-1",
                 agent_label="Explore",
-                event_kind="turn_ended",
-                event=turn_ended(100, 50),
+                event_kind="usage",
+                event=usage("msg_sub", 100, 50),
             ),
-            turn_ended(1000, 850, cache_read_input_tokens=500),
+            usage("msg_2", 1000, 850, cache_read_input_tokens=500),
         )
         await pilot.pause()
         assert (bar.input_tokens, bar.output_tokens) == (2000, 1000)
@@ -241,13 +255,27 @@ async def test_tokens_and_cost_accumulate_over_turns_including_sub_agents() -> N
         assert label(host, "#status-cost") == "$0.0197"
 
 
-async def test_cost_is_na_for_the_demo_model() -> None:
+async def test_a_long_context_request_costs_the_long_context_rate() -> None:
+    host = Host(model="claude-sonnet-4-5")
+    async with host.run_test(size=(120, 20)) as pilot:
+        # Two requests of 150k input each: both under the 200k tier, $3 a million.
+        host.feed(usage("msg_1", 150_000, 0), usage("msg_2", 150_000, 0))
+        await pilot.pause()
+        assert label(host, "#status-cost") == "$0.9000"
+        # One request of 250k: over the tier, $6 a million for all of it.
+        host.feed(usage("msg_3", 250_000, 0))
+        await pilot.pause()
+        assert label(host, "#status-cost") == "$2.40"
+
+
+async def test_cost_is_unknown_for_the_demo_model_and_tokens_still_count() -> None:
     host = Host(model=DEMO_MODEL)
     async with host.run_test(size=(120, 20)) as pilot:
-        host.feed(turn_ended(1000, 1000))
+        assert label(host, "#status-cost") == "cost unknown"
+        host.feed(usage("msg_1", 1000, 1000, model=DEMO_MODEL))
         await pilot.pause()
         assert host.query_one(StatusBar).cost_usd is None
-        assert label(host, "#status-cost") == "cost n/a"
+        assert label(host, "#status-cost") == "cost unknown"
         assert label(host, "#status-tokens") == "1.0k in · 1.0k out"
 
 
@@ -266,7 +294,7 @@ async def test_activity_words_are_the_apps_and_events_leave_them_alone() -> None
         row = "".join(s.text for s in host.screen._compositor.render_strips()[bar.region.y])
         assert row.rstrip().endswith(" working 4 s") and "queued" not in row
         host.feed(queued("c1"), ToolStarted(tool_use_id="c1", tool_name="Bash", batch_id="b-c1"))
-        host.feed(turn_ended(1, 1))
+        host.feed(usage("msg_1", 1, 1))
         await pilot.pause()
         assert label(host, "#status-activity") == "working 4 s"
 
@@ -310,7 +338,7 @@ async def test_at_80_columns_with_everything_on_the_mode_sandbox_and_activity_st
         bar.sandbox = "sandbox: off — Landlock is not available in this kernel"
         bar.activity = "1 waiting for approval · 2 prompts queued"
         host.feed(McpServerChanged(server="github", state="ready", tools=3))
-        host.feed(turn_ended(1200, 300))
+        host.feed(usage("msg_1", 1200, 300))
         await pilot.pause()
         row = "".join(s.text for s in host.screen._compositor.render_strips()[bar.region.y])
         # the least needed parts went first; the reason the sandbox is off gave way last

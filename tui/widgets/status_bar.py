@@ -6,11 +6,12 @@ asking), so it is a pill in a colour of its own: a CSS class per mode (`-plan`,
 
 Each field is its own `Label` behind a typed reactive. Reactives skip watchers when a value is
 unchanged, so the app can set fields freely and `apply()` can run on every event batch: only
-a label whose text really changed is redrawn. Usage arrives once per turn (`TurnEnded.usage`,
-the sum over that turn's model requests); sub-agents' turns arrive wrapped in
-`SubAgentEvent` and count too, since the session pays for them. Cost is the running usage at
-the current model's list price (`tui.pricing`): sub-agents share the session's model client,
-and "n/a" is shown for a model without a known price (the offline demo's).
+a label whose text really changed is redrawn. Usage arrives while each response streams
+(`UsageUpdated`: the input counts first, the output count at the end), so tokens and cost
+move with every request, not at the turn's end; sub-agents' requests arrive wrapped in
+`SubAgentEvent` and count too, since the session pays for them. Cost is each request's usage
+at its model's published price, tiers included (`core.agent.pricing`, from genai-prices);
+"cost unknown" is shown for a model without a known price (the offline demo's).
 
 The activity words ("working 12 s", "waiting for approval", "idle", "2 prompts queued") are
 set by the app, which alone knows when a turn started, which dialogs are open and how many
@@ -30,7 +31,7 @@ conversation too). The mode and the activity always stay.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import ClassVar, Literal
 
 from rich.cells import cell_len
@@ -42,16 +43,11 @@ from textual.widget import Widget
 from textual.widgets import Label
 
 from core.access.modes import MODE_LABELS
-from core.agent.events import TurnEnded
+from core.agent.events import UsageUpdated
+from core.agent.pricing import UsageTally, is_priced
 from core.events import EngineEvent, McpServerChanged, ModeChanged, SubAgentEvent
 from tui.calls import CallBook
 
-USAGE_KEYS = (
-    "input_tokens",
-    "output_tokens",
-    "cache_creation_input_tokens",
-    "cache_read_input_tokens",
-)
 SESSION_ID_CHARS = 20
 """Session ids are `YYYYMMDD-HHMMSS-xxxx`: all of it, since the date alone names nothing."""
 FitStep = Literal["drop", "shorten"]
@@ -89,7 +85,7 @@ def compact_count(count: int) -> str:
 
 def describe_cost(cost: float | None) -> str:
     if cost is None:
-        return "cost n/a"
+        return "cost unknown"
     return f"${cost:.2f}" if cost >= 1 else f"${cost:.4f}"
 
 
@@ -130,7 +126,7 @@ class StatusBar(Widget):
     """Every input token the session's requests read, cache writes and reads included."""
     output_tokens: reactive[int] = reactive(0)
     cost_usd: reactive[float | None] = reactive(None)
-    """The session's cost so far at list price; None when the model's price is unknown."""
+    """The session's cost so far at published prices; None when a model's price is unknown."""
     activity: reactive[str] = reactive("idle")
     """What is going on, in words; the app sets it."""
     sandbox: reactive[str] = reactive("")
@@ -178,8 +174,8 @@ class StatusBar(Widget):
         """What each label says now; "" for a segment that has nothing to say."""
         self._shown: dict[Label, str] = {}
         """What each label shows: its text, or the shorter form the width allows."""
-        self.usage: dict[str, int] = dict.fromkeys(USAGE_KEYS, 0)
-        """The session's token usage so far, summed over every turn, sub-agents' included."""
+        self.tally = UsageTally()
+        """The session's requests' usage and cost so far, sub-agents' included."""
         self.set_reactive(StatusBar.mode, mode)
         self.set_reactive(StatusBar.model, model)
         self.set_reactive(StatusBar.session_id, session_id)
@@ -224,24 +220,20 @@ class StatusBar(Widget):
     # -- feeding ---------------------------------------------------------------------------------
 
     def apply(self, events: Sequence[EngineEvent], book: CallBook) -> None:
-        """Take a batch of engine events: the mode, and usage at each turn's end."""
+        """Take a batch of engine events: the mode, and usage as each response streams."""
         usage_changed = False
         for event in events:
             inner = event.event if isinstance(event, SubAgentEvent) else event
-            if isinstance(inner, TurnEnded):
-                self._add_usage(inner.usage)
+            if isinstance(inner, UsageUpdated):
+                self.tally.update(inner.request_id, inner.model, inner.usage)
                 usage_changed = True
             elif isinstance(event, ModeChanged):
                 self.mode = event.mode
             elif isinstance(event, McpServerChanged):
                 self._show_servers(book)
         if usage_changed:
-            self.input_tokens = (
-                self.usage["input_tokens"]
-                + self.usage["cache_creation_input_tokens"]
-                + self.usage["cache_read_input_tokens"]
-            )
-            self.output_tokens = self.usage["output_tokens"]
+            self.input_tokens = self.tally.input_tokens
+            self.output_tokens = self.tally.output_tokens
             self.cost_usd = self._cost()
 
     def _show_servers(self, book: CallBook) -> None:
@@ -252,18 +244,16 @@ class StatusBar(Widget):
             self._mcp_label.add_class(f"-{health}")
         self.mcp = servers.summary()
 
-    def _add_usage(self, usage: Mapping[str, int]) -> None:
-        for key in USAGE_KEYS:
-            value = usage.get(key, 0)
-            if isinstance(value, int):
-                self.usage[key] += value
+    @property
+    def usage(self) -> dict[str, int]:
+        """The session's token counts so far, summed over every request."""
+        return dict(self.tally.totals)
 
     def _cost(self) -> float | None:
-        if not self.model:
-            return None
-        from tui.pricing import cost_usd  # (not before the first frame: no model yet)
-
-        return cost_usd(self.model, self.usage)
+        if self.tally.requests:
+            return self.tally.cost_usd
+        # Nothing spent yet: $0 for a model with a price, "cost unknown" for one without.
+        return 0.0 if self.model and is_priced(self.model) else None
 
     # -- watchers --------------------------------------------------------------------------------
 
