@@ -81,7 +81,9 @@ async def test_faults_read_as_words_each_call_and_retry_on_its_own_line(
     assert any(line.endswith("— not run: its input does not fit the tool") for line in lines)
     before = lines[lines.index(write) - 1]
     assert before == "This Write's input is cut off half way."
-    assert lines[-1].startswith("Every fault played")
+    said = [line for line in lines if not line.startswith("proctor: ")]
+    assert said[-1].startswith("Every fault played")
+    assert lines[-1].startswith("proctor: removed the demo workspace ")
     for word in ("failed at", "sibling_error", "cut_off", "streaming_fallback", "lookup"):
         assert word not in shown
 
