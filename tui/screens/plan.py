@@ -2,8 +2,9 @@
 
 Why it is shaped this way: the answer is the engine's own closed `PlanAnswer`
 (`PlanApproved(mode) | KeepPlanning(feedback)`), so the screen adds no type of its own. The
-plan is markdown the model wrote, so it is rendered with Textual's `Markdown` in its own
-scroll and the three choices stay visible below it. The prompts the plan asks for ("run
+plan is markdown the model wrote, so it is rendered with Textual's `Markdown` as the
+dialog's body, which scrolls (PageUp/PageDown), and the three choices are its footer, pinned
+below it, visible at 80×24 however long the plan is (dialog.py). The prompts the plan asks for ("run
 tests") are listed, because approving the plan grants them. Keeping on planning is the
 dialog's "no": like the permission dialog's, it asks for feedback in place, and both take
 their keys, feedback box and esc from `ChoiceDialog` (choices.py).
@@ -53,25 +54,29 @@ class PlanScreen(ChoiceDialog[PlanAnswer]):
     def compose(self) -> ComposeResult:
         request = self.request
         with Vertical(id="dialog"):
-            title = "The plan is ready"
-            if request.agent_label:
-                title += f" ({request.agent_label})"
-            yield Static(Text(title, style="bold"), id="title")
-            yield Static(Text(shown_plan_path(request.plan_path)), id="plan-path")
-            with VerticalScroll(id="plan"):
+            with Vertical(id="header"):
+                title = "The plan is ready"
+                if request.agent_label:
+                    title += f" ({request.agent_label})"
+                yield Static(Text(title, style="bold"), id="title")
+                yield Static(Text(shown_plan_path(request.plan_path)), id="plan-path")
+            with VerticalScroll(id="body"):
                 yield Markdown(request.plan or "*(the plan is empty)*", id="plan-markdown")
-            if request.allowed_prompts:
-                asks = "; ".join(f"{p.prompt} ({p.tool})" for p in request.allowed_prompts)
-                yield Static(Text(f"The plan asks to: {asks}"), id="prompts")
-            yield OptionList(
-                Option(choice_label("1", "Approve, and accept edits"), id="accept"),
-                Option(choice_label("2", "Approve, and ask before each edit"), id="default"),
-                Option(
-                    choice_label("3", "Keep planning, and tell the agent what to change"), id="keep"
-                ),
-                id="choices",
-            )
-            yield Input(placeholder="what should the plan change?", id="feedback")
+            with Vertical(id="footer"):
+                if request.allowed_prompts:
+                    # Beside the choices: approving the plan grants them.
+                    asks = "; ".join(f"{p.prompt} ({p.tool})" for p in request.allowed_prompts)
+                    yield Static(Text(f"The plan asks to: {asks}"), id="prompts")
+                yield OptionList(
+                    Option(choice_label("1", "Approve, and accept edits"), id="accept"),
+                    Option(choice_label("2", "Approve, and ask before each edit"), id="default"),
+                    Option(
+                        choice_label("3", "Keep planning, and tell the agent what to change"),
+                        id="keep",
+                    ),
+                    id="choices",
+                )
+                yield Input(placeholder="what should the plan change?", id="feedback")
 
     def _approve(self, choice: str) -> None:
         if choice == "accept":
