@@ -22,6 +22,8 @@ from core.ports import (
     QuestionRequest,
 )
 from core.tools.edit import Edit
+from themes import APP_STYLESHEET
+from tui.screens.main import MAIN_SCREEN_STYLESHEET
 from tui.screens.permission import PermissionScreen
 from tui.screens.plan import PlanScreen
 from tui.theme_vars import THEME_VARIABLE_DEFAULTS
@@ -30,8 +32,10 @@ SIZE = (100, 34)
 
 
 class Host(App[None]):
-    """Pushes one dialog at start and records what it dismissed with."""
+    """Pushes one dialog at start and records what it dismissed with. It loads the app's
+    stylesheets, as proctor does: a dialog must hold its shape under them."""
 
+    CSS_PATH = [APP_STYLESHEET, MAIN_SCREEN_STYLESHEET]
     BINDINGS = [Binding("f1", "help", "Help"), Binding("ctrl+q", "quit", "Quit")]
 
     def __init__(self, dialog: Screen[Any] | None) -> None:

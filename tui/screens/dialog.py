@@ -16,12 +16,13 @@ focused choices (an `OptionList`) would otherwise take them to move the highligh
 how "PageDown did not reveal them" came about. Tab also reaches the body, where the arrows,
 home and end scroll it. While the body overflows, the dialog's bottom border says so.
 
-A dialog's own stylesheet sets its border and width; the rules here are the layout every
-dialog needs.
+A dialog's own stylesheet sets its border and width; dialog.tcss holds the layout every
+dialog needs, and each dialog lists both in its `CSS_PATH`.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import ClassVar, Literal, TypeVar
 
 from textual.binding import Binding, BindingType
@@ -30,6 +31,10 @@ from textual.screen import ModalScreen
 
 ResultT = TypeVar("ResultT")
 
+DIALOG_STYLESHEET = Path(__file__).with_name("dialog.tcss")
+"""The layout every dialog shares. A stylesheet, not DEFAULT_CSS: the app's own stylesheets
+outrank any DEFAULT_CSS, and the main screen's `#body` (1fr) stretched every dialog's body."""
+
 SCROLL_HINT = "PgUp/PgDn scroll"
 """Shown in the dialog's bottom border while its body is too long to show whole."""
 
@@ -37,35 +42,8 @@ SCROLL_HINT = "PgUp/PgDn scroll"
 class DialogScreen(ModalScreen[ResultT]):
     """A modal dialog laid out as `#dialog` > `#header`, `#body`, `#footer`."""
 
-    DEFAULT_CSS = """
-    DialogScreen {
-        align: center middle;
-        background: $background 60%;
-    }
-
-    DialogScreen #dialog {
-        width: 90%;
-        height: auto;
-        max-height: 95%;
-        padding: 0 1;
-        background: $surface;
-    }
-
-    DialogScreen #header {
-        dock: top;
-        height: auto;
-    }
-
-    DialogScreen #body {
-        height: auto;
-        max-height: 100%;
-    }
-
-    DialogScreen #footer {
-        dock: bottom;
-        height: auto;
-    }
-    """
+    CSS_PATH = [DIALOG_STYLESHEET]
+    """A dialog with its own stylesheet lists both: `[DIALOG_STYLESHEET, "its.tcss"]`."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("pageup", "scroll_body('up')", "Scroll up", show=False, priority=True),

@@ -28,7 +28,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static
 
 from ..mcp_board import SERVERS_KEY, McpBoard, ServerSetup, ServerStatus, state_words
-from .dialog import DialogScreen
+from .dialog import DIALOG_STYLESHEET, DialogScreen
 
 STATE_CLASSES: tuple[str, ...] = tuple(
     f"-{state}" for state in ("connecting", "ready", "failed", "crashed", "skipped", "closed")
@@ -113,7 +113,7 @@ class ServerRow(Vertical):
 class McpServersScreen(DialogScreen[None]):
     """Lists the session's MCP servers; esc, q or the servers key closes it."""
 
-    CSS_PATH = "mcp.tcss"
+    CSS_PATH = [DIALOG_STYLESHEET, "mcp.tcss"]
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", "Close"),
         Binding("q", "close", "Close", show=False),

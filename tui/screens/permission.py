@@ -48,6 +48,7 @@ from core.ports import Approve, PermissionRequest, Reject
 from core.tools.files import shown_path
 
 from .choices import ChoiceDialog, choice_label
+from .dialog import DIALOG_STYLESHEET
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +98,7 @@ def message_words(request: PermissionRequest) -> str:
 class PermissionScreen(ChoiceDialog[PermissionChoice]):
     """Asks whether one tool call may run; dismisses with a `PermissionChoice`."""
 
-    CSS_PATH = "permission.tcss"
+    CSS_PATH = [DIALOG_STYLESHEET, "permission.tcss"]
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "choose('once')", "Yes"),
         Binding("a", "choose('always')", "Yes, always"),

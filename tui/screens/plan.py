@@ -25,6 +25,7 @@ from textual.widgets.option_list import Option
 from core.ports import KeepPlanning, PlanAnswer, PlanApproved, PlanRequest
 
 from .choices import ChoiceDialog, choice_label
+from .dialog import DIALOG_STYLESHEET
 
 
 def shown_plan_path(path: Path) -> str:
@@ -38,7 +39,7 @@ def shown_plan_path(path: Path) -> str:
 class PlanScreen(ChoiceDialog[PlanAnswer]):
     """Shows a plan; dismisses with `PlanApproved(mode)` or `KeepPlanning(feedback)`."""
 
-    CSS_PATH = "plan.tcss"
+    CSS_PATH = [DIALOG_STYLESHEET, "plan.tcss"]
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("1", "choose('accept')", "Approve, accept edits"),
         Binding("2", "choose('default')", "Approve, ask for edits"),

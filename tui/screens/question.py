@@ -29,7 +29,7 @@ from textual.widgets import Button, Input, SelectionList, Static
 
 from core.ports import Answers, Question, QuestionRequest
 
-from .dialog import DialogScreen
+from .dialog import DIALOG_STYLESHEET, DialogScreen
 from .question_widgets import OptionButton, PickMany, PickOne
 
 
@@ -60,7 +60,7 @@ def keys_text(questions: tuple[Question, ...]) -> Text:
 class QuestionScreen(DialogScreen[Answers | None]):
     """Asks the model's questions; dismisses with `Answers`, or None when declined."""
 
-    CSS_PATH = "question.tcss"
+    CSS_PATH = [DIALOG_STYLESHEET, "question.tcss"]
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "dismiss_questions", "Decline to answer"),
         Binding("ctrl+s", "submit", "Submit"),

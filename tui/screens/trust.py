@@ -23,7 +23,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Static
 
-from .dialog import DialogScreen
+from .dialog import DIALOG_STYLESHEET, DialogScreen
 
 EXPLANATION = (
     "Trusting it means its hooks run (they are shell commands), its MCP servers start (they "
@@ -36,7 +36,7 @@ EXPLANATION = (
 class TrustScreen(DialogScreen[bool]):
     """Do you trust the files in this project? Dismisses with True (trust) or False."""
 
-    CSS_PATH = "trust.tcss"
+    CSS_PATH = [DIALOG_STYLESHEET, "trust.tcss"]
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "answer(True)", "Trust"),
         Binding("n", "answer(False)", "Don't trust"),
