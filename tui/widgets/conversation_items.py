@@ -60,13 +60,23 @@ def _state_words(record: CallRecord) -> str:
         case "running":
             return "running"
         case "done":
-            return format_duration(record.elapsed(record.ended_at or 0.0))
+            took = format_duration(record.elapsed(record.ended_at or 0.0))
+            words = outcome_words(record)
+            return f"{words} · {took}" if words else took
         case "failed":
             stage = f" ({record.why})" if record.why and record.why != "call" else ""
             return f"failed{stage} · {format_duration(record.elapsed(record.ended_at or 0.0))}"
         case "cancelled":
             return "cancelled"
     return record.state
+
+
+def outcome_words(record: CallRecord) -> str:
+    """How a call that did not fail ended, when its tool's output says it was not the plain
+    ending: AskUserQuestion's `declined` (the person pressed esc). A tool's output may carry
+    `outcome_words`; the line reads them instead of knowing tools by name."""
+    words = getattr(record.output, "outcome_words", "")
+    return words if isinstance(words, str) else ""
 
 
 def one_line(text: str) -> str:
