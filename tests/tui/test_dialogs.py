@@ -391,6 +391,18 @@ async def test_questions_escape_declines():
     assert await answer(QuestionScreen(question_request()), ["enter", "escape"]) == [None]
 
 
+async def test_escape_in_an_other_box_goes_back_to_the_options_first():
+    dialog = one_question()
+    app = Host(dialog)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("tab", *"nose", "escape")
+        await pilot.pause()
+        assert app.results == [] and dialog.query_one("#choices-0").has_focus
+        assert dialog.query_one("#other-0", Input).value == "nose"  # nothing lost
+        await pilot.press("escape")
+    assert app.results == [None]
+
+
 # --- trust -----------------------------------------------------------------------------------
 
 

@@ -9,8 +9,9 @@ over the options (they are what the user means).
 
 Enter moves the person on: on a single-choice option it picks it, and in an "Other" box it
 takes the words; then the dialog submits if every question has an answer, or else goes to
-the next question without one. So a single question is answered with the arrows and enter.
-Submitting is refused until every question has an answer, so the model never gets a
+the next question without one. So a single question is answered with the arrows and
+enter. Esc declines, except in an "Other" box, where it first goes back to the question's
+options. Submitting is refused until every question has an answer, so the model never gets a
 half-filled form; the Submit button says so by being disabled. The keys are written in the
 footer, beside Submit, because nothing else on screen says them. The questions are the
 dialog's body, which scrolls; Submit and the keys are its footer and stay (dialog.py).
@@ -185,6 +186,12 @@ class QuestionScreen(DialogScreen[Answers | None]):
         self.dismiss(answers)
 
     def action_dismiss_questions(self) -> None:
+        focused = self.focused
+        if isinstance(focused, Input):
+            # As in the permission dialog's feedback box: esc leaves the box (keeping what
+            # was typed) for its question's options; from there it declines.
+            self.query_one(f"#choices-{self._index_of(focused.id)}").focus()
+            return
         self.dismiss(None)
 
     @on(Button.Pressed, "#submit")
