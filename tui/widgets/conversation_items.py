@@ -46,9 +46,19 @@ def state_text(record: CallRecord) -> str:
     """The right-hand end of a call's line: what it is doing, or how long it took, and for
     a command whether it runs sandboxed."""
     state = _state_words(record)
+    if record.state == "done" and (words := outcome_words(record)):
+        state = f"{words} · {state}"
     if record.sandbox is not None:
         return f"{SANDBOX_WORDS[record.sandbox]} · {state}"
     return state
+
+
+def outcome_words(record: CallRecord) -> str:
+    """How a call that succeeded ended, when its tool's output says it was not the plain
+    ending: AskUserQuestion's `declined` (the person pressed esc). A tool's output may carry
+    `outcome_words`; the line reads them instead of knowing tools by name."""
+    words = getattr(record.output, "outcome_words", "")
+    return words if isinstance(words, str) else ""
 
 
 def _state_words(record: CallRecord) -> str:
@@ -60,23 +70,13 @@ def _state_words(record: CallRecord) -> str:
         case "running":
             return "running"
         case "done":
-            took = format_duration(record.elapsed(record.ended_at or 0.0))
-            words = outcome_words(record)
-            return f"{words} · {took}" if words else took
+            return format_duration(record.elapsed(record.ended_at or 0.0))
         case "failed":
             stage = f" ({record.why})" if record.why and record.why != "call" else ""
             return f"failed{stage} · {format_duration(record.elapsed(record.ended_at or 0.0))}"
         case "cancelled":
             return "cancelled"
     return record.state
-
-
-def outcome_words(record: CallRecord) -> str:
-    """How a call that did not fail ended, when its tool's output says it was not the plain
-    ending: AskUserQuestion's `declined` (the person pressed esc). A tool's output may carry
-    `outcome_words`; the line reads them instead of knowing tools by name."""
-    words = getattr(record.output, "outcome_words", "")
-    return words if isinstance(words, str) else ""
 
 
 def one_line(text: str) -> str:
