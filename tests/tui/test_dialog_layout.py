@@ -34,7 +34,6 @@ from core.ports import (
 from core.tools.files import write_preview
 from tui.mcp_board import McpBoard, ServerSetup
 from tui.screens.dialog import SCROLL_HINT
-from tui.screens.help import HelpScreen
 from tui.screens.mcp import McpServersScreen
 from tui.screens.permission import PermissionScreen
 from tui.screens.plan import PlanScreen
@@ -251,16 +250,3 @@ async def test_a_short_dialog_stays_short_and_says_nothing_of_scrolling():
 @pytest.mark.parametrize("name", list(DIALOGS))
 def test_snapshot_at_80x24(name: str, snap_compare, tmp_path: Path):
     assert snap_compare(Host(DIALOGS[name](tmp_path)), terminal_size=SMALL)
-
-
-async def test_help_scrolls_at_80x24():
-    app = Host(HelpScreen(keys=[("f1", "Help")]))
-    async with app.run_test(size=SMALL) as pilot:
-        await pilot.pause()
-        body = app.screen.query_one("#body", VerticalScroll)
-        assert body.max_scroll_y > 0 and body.region.bottom <= SMALL[1]
-        await pilot.press("pagedown", "pagedown", "pagedown")
-        await pilot.pause()
-        assert body.scroll_y == body.max_scroll_y  # down to the sandbox's words
-        sandbox = app.screen.query_one("#sandbox")
-        assert body.region.contains_region(sandbox.region)

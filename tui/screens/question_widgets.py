@@ -42,9 +42,10 @@ class OptionButton(RadioButton):
 class PickOne(RadioSet):
     """One choice of several; enter picks the highlighted one and posts `Picked`."""
 
+    # No descriptions: the question dialog says these keys itself, beside Submit.
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "pick", "Pick", show=False),
-        Binding("space", "toggle_button", "Mark", show=False),
+        Binding("enter", "pick", show=False),
+        Binding("space", "toggle_button", show=False),
     ]
 
     class Picked(Message):
