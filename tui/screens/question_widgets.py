@@ -57,7 +57,7 @@ class PickOne(RadioSet):
             self.index = index
 
     def action_pick(self) -> None:
-        index = self._selected
+        index = self._selected  # RadioSet's highlighted button: it has no public name
         if index is None:
             return
         buttons = list(self.query(RadioButton))
