@@ -369,11 +369,17 @@ async def test_the_chosen_option_is_marked_with_a_shape_not_only_a_colour():
             radios = [str(button.render()).split()[0][1] for button in buttons]
             return radios + [ticks.render_line(y).text[1] for y in range(3)]
 
+        def cursors() -> list[bool]:
+            radios = [str(button.render())[3] == "›" for button in buttons]
+            return radios + [ticks.render_line(y).text[3] == "›" for y in range(3)]
+
         assert marks() == ["○", "○", " ", " ", " "]
+        assert cursors() == [True, False, True, False, False]
         await pilot.press("down", "space")  # unittest
         await pilot.press("tab", "tab", "down", "space")  # mypy
         await pilot.pause()
         assert marks() == ["○", "●", " ", "✓", " "]
+        assert cursors() == [False, True, False, True, False]  # where enter would act
 
 
 async def test_the_question_dialog_says_its_keys():

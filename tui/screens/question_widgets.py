@@ -3,7 +3,8 @@
 Why it is shaped this way: Textual's radio buttons and selection list draw a chosen option
 and an unchosen one with the same glyph in two colours, which a person who does not see the
 colours (or a theme that makes them close) cannot tell apart. Here a chosen option is `●`
-(one of several) or `✓` (ticked) and an unchosen one `○` or blank, whatever the colours.
+(one of several) or `✓` (ticked) and an unchosen one `○` or blank, and the option the
+cursor is on has a `›`, whatever the colours.
 
 In a single-choice question enter picks the highlighted option and says so (`Picked`), so
 the dialog can go on to the next question or submit; space only marks it, as in Textual.
@@ -23,10 +24,21 @@ from textual.widgets import RadioButton, RadioSet, SelectionList
 
 PICKED, NOT_PICKED = "●", "○"
 TICKED, NOT_TICKED = "✓", " "
+CURSOR = "›"
+"""Before the option the cursor is on: the highlight is a colour too, which not all see."""
 
 
 class OptionButton(RadioButton):
-    """A radio button whose glyph is its state: `●` picked, `○` not."""
+    """A radio button whose glyph is its state: `●` picked, `○` not; `›` before the one the
+    cursor is on (the one enter would pick)."""
+
+    def render(self) -> Content:
+        # As ToggleButton draws it (the button, then the label with a cell either side),
+        # with the cursor's mark in the cell before the label.
+        label_style = self.get_visual_style("toggle--label")
+        pointer = CURSOR if self.has_class("-selected") else " "
+        label = self._label.pad(0, 1).stylize_before(label_style)
+        return Content.assemble(self._button, (pointer, label_style), label)
 
     @property
     def _button(self) -> Content:
@@ -67,7 +79,8 @@ class PickOne(RadioSet):
 
 
 class PickMany(SelectionList[int]):
-    """Several choices; a ticked one shows `✓`, an unticked one a blank box."""
+    """Several choices; a ticked one shows `✓`, an unticked one a blank box; `›` after the
+    box of the one the cursor is on."""
 
     def render_line(self, y: int) -> Strip:
         strip = super().render_line(y)
@@ -80,4 +93,6 @@ class PickMany(SelectionList[int]):
         value = self.get_option_at_index(index).value
         glyph = TICKED if value in self.selected else NOT_TICKED
         segments[1] = Segment(glyph, segments[1].style, segments[1].control)
+        if index == self.highlighted:
+            segments[3] = Segment(CURSOR, segments[3].style, segments[3].control)
         return Strip(segments, strip.cell_length)
