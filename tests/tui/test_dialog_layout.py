@@ -19,7 +19,7 @@ from dialog_helpers import PLAN, Host, bash_request, edit_request, question_requ
 from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Button, OptionList
+from textual.widgets import Button, OptionList, Static
 
 from core.access.decision import DecidedBy
 from core.events import McpServerChanged
@@ -250,3 +250,31 @@ async def test_a_short_dialog_stays_short_and_says_nothing_of_scrolling():
 @pytest.mark.parametrize("name", list(DIALOGS))
 def test_snapshot_at_80x24(name: str, snap_compare, tmp_path: Path):
     assert snap_compare(Host(DIALOGS[name](tmp_path)), terminal_size=SMALL)
+
+
+async def test_a_plan_asking_for_many_commands_still_shows_the_plan(tmp_path: Path):
+    prompts = tuple(
+        AllowedPrompt("Bash", f"run the integration suite number {n} against staging")
+        for n in range(20)
+    )
+    app = Host(PlanScreen(PlanRequest("toolu_4", PLAN, Path("/plans/p.md"), prompts)))
+    async with app.run_test(size=SMALL) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        body = screen.query_one("#body", VerticalScroll)
+        assert body.region.height >= 8  # the plan is not squeezed out by the list
+        plan = screen.query_one("#plan-markdown").region
+        assert body.region.y <= plan.y < body.region.bottom  # the plan opens on screen
+        assert "20 kinds of command" in str(screen.query_one("#prompts", Static).render())
+        listed = str(screen.query_one("#prompts-list", Static).render())
+        assert all(f"number {n} against" in listed for n in range(20))
+        choices = screen.query_one("#choices", OptionList)
+        assert choices.region.bottom <= SMALL[1] and choices.region.height == 3
+
+
+async def test_a_plan_asking_for_a_few_commands_says_them_beside_the_choices(tmp_path: Path):
+    app = Host(long_plan(tmp_path))
+    async with app.run_test(size=SMALL) as pilot:
+        await pilot.pause()
+        assert "run tests (Bash)" in str(app.screen.query_one("#prompts", Static).render())
+        assert not app.screen.query("#prompts-list")
