@@ -21,7 +21,9 @@ Why it is shaped this way:
   verified after the clock stops; the timed conditions are cheap counters that cannot be true
   before the drawing they stand for (the queue's row count, a line's region on the screen).
 - A press's `cpu_ms` is this process's CPU time over the press: a slow press with little CPU
-  was waiting for the machine (these are shared), not for the app's own work.
+  was waiting for the machine (these are shared), not for the app's own work. Its `gc_ms` is
+  the part of that spent in the cyclic garbage collector, the one slow press's cause before
+  the app froze its long-lived objects out of collections (tui/collector.py).
 - `--profile` on a flood measurement prints a cProfile summary to stderr, for when the target
   is missed: `python bench/bench_tui.py --measure flood --profile`.
 """
@@ -29,6 +31,7 @@ Why it is shaped this way:
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 import statistics
@@ -307,6 +310,20 @@ async def _flood_round(project: Path) -> dict[str, Any]:
 # -- the key during a stream ------------------------------------------------------------------
 
 
+class _CollectorClock:
+    """CPU time spent in the cyclic garbage collector so far, by `gc.callbacks`."""
+
+    def __init__(self) -> None:
+        self.spent_s = 0.0
+        self._began = 0.0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._began = time.process_time()
+        else:
+            self.spent_s += time.process_time() - self._began
+
+
 async def _key_round(project: Path) -> dict[str, Any]:
     from textual import events
 
@@ -319,6 +336,8 @@ async def _key_round(project: Path) -> dict[str, Any]:
     ]
     app = _make_app(project, turns, "stream", ("Bash",))
     presses: list[dict[str, Any]] = []
+    collector = _CollectorClock()
+    gc.callbacks.append(collector)
     async with app.run_test(size=SIZE):
         await _until(lambda: len(app.book.calls) == 1, "the Bash call")
         (record,) = app.book.calls.values()
@@ -337,6 +356,7 @@ async def _key_round(project: Path) -> dict[str, Any]:
             before = live.mode
             lines_before, bytes_before = streamed(record), record.output_bytes
             started, cpu_started = time.perf_counter(), time.process_time()
+            gc_started = collector.spent_s
             app.post_message(events.Key("shift+tab", None))
 
             def shown(live: LiveSession = live, before: str = before) -> bool:
@@ -355,6 +375,7 @@ async def _key_round(project: Path) -> dict[str, Any]:
                 {
                     "ms": round(latency_ms, 1),
                     "cpu_ms": round(cpu_ms, 1),
+                    "gc_ms": round((collector.spent_s - gc_started) * 1000, 1),
                     "mode": live.mode,
                     "on_screen": word in bar,
                     "lines_streamed": lines_before,
@@ -367,6 +388,7 @@ async def _key_round(project: Path) -> dict[str, Any]:
         lines_after = streamed(record)
         await _until(lambda: record.finished and app.bridge.pending == 0, "the command to end", 120)
         await app.shutdown()
+    gc.callbacks.remove(collector)
     if not all(p["on_screen"] and p["running"] for p in presses) or not still_running:
         raise AssertionError(f"a press was not drawn or the command had stopped: {presses}")
     return {
@@ -432,6 +454,7 @@ def key_latency() -> list[Figure]:
         "lines_streamed_at_each_press": [p["lines_streamed"] for p in run["presses"]],
         "bytes_streamed_at_each_press": [p["bytes_streamed"] for p in run["presses"]],
         "cpu_ms_at_each_press": [p["cpu_ms"] for p in run["presses"]],
+        "gc_ms_at_each_press": [p["gc_ms"] for p in run["presses"]],
         "lines_after_last_press": run["lines_after_last_press"],
         "output_bytes_in_all": run["output_bytes"],
         "all_lines_streamed": run["output_bytes"] == STREAM_BYTES,

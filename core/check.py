@@ -139,10 +139,20 @@ def explain(decided_by: DecidedBy) -> str:
 
 
 class Checker:
-    def __init__(self, tools: ToolPool, *, cwd: Path, isolated: bool = False) -> None:
+    def __init__(
+        self,
+        tools: ToolPool,
+        *,
+        cwd: Path,
+        isolated: bool = False,
+        settings_file: Path | None = None,
+    ) -> None:
+        """`settings_file` is `--settings FILE`, read as a session would (check it exists
+        with `require_settings_file` first)."""
         self.tools = tools
         self.cwd = cwd
         self.isolated = isolated
+        self.settings_file = settings_file
         self._contexts: dict[
             tuple[Any, ...], tuple[ToolPermissionContext, tuple[str, ...], tuple[str, ...]]
         ] = {}
@@ -153,7 +163,7 @@ class Checker:
     def sandbox_view(self, cwd: Path) -> SandboxView:
         """What a session in `cwd` would know about its sandbox (the kernel probed once)."""
         if cwd not in self._sandbox_settings:
-            settings = load_settings(cwd, isolated=self.isolated)
+            settings = load_settings(cwd, isolated=self.isolated, settings_file=self.settings_file)
             self._remember_sandbox(cwd, settings, self.isolated or is_trusted(cwd))
         if self._support is None:
             self._support = probe()  # only once a command is checked
@@ -179,6 +189,7 @@ class Checker:
                 deny=request.deny,
                 ask=request.ask,
                 isolated=self.isolated,
+                settings_file=self.settings_file,
                 tool_names=known_tool_names(),
             )
             trusted = self.isolated or is_trusted(cwd)

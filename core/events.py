@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from .access.decision import DecidedBy
+
 if TYPE_CHECKING:
     from .ports import PermissionAnswer, PermissionRequest
 
@@ -30,8 +32,11 @@ Stage = Literal[
     "lookup", "schema", "validate", "pre_hook", "permission", "call", "map", "persist", "post_hook"
 ]
 """The lifecycle stage at which a call failed (core/executor/lifecycle.py runs them in order)."""
-CancelReason = Literal["sibling_error", "user_interrupted", "streaming_fallback"]
+CancelReason = Literal["sibling_error", "user_interrupted", "streaming_fallback", "cut_off"]
 """Why a call was cancelled rather than run to its end."""
+Outcome = Literal["succeeded", "failed", "denied"]
+"""How a completed call ended. Denied is not failed: the call did not run because someone
+(the person, a rule, a hook, the mode) said no. A cancelled call ends with `ToolCancelled`."""
 
 _WALL_OFFSET = time.time() - time.monotonic()
 
@@ -111,6 +116,10 @@ class PermissionAsked(ToolEvent):
 class PermissionAnswered(ToolEvent):
     kind: ClassVar[str] = "permission_answered"
     answer: PermissionAnswer
+    decided_by: DecidedBy | None = None
+    """None when the person answered. Otherwise the question was withdrawn unanswered: the
+    mode changed while it waited and the chain, asked again, allowed or denied the call
+    (`answer` is then `Approve()` or `Reject()`, and this says what decided)."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -146,6 +155,7 @@ class ToolCompleted(ToolEvent):
 
     kind: ClassVar[str] = "completed"
     duration_s: float
+    """The call's own time: from its start to its end, less `waited_s`."""
     is_error: bool
     failed_stage: Stage | None = None
     """For an error: the lifecycle stage that produced it (`call` when the tool itself failed)."""
@@ -159,6 +169,19 @@ class ToolCompleted(ToolEvent):
     """The tool's own typed output (`ToolResult.data`: a command's exit code and output, an
     edit's diff, ...), for front ends that show more than the model's text; None when the
     call failed before its tool ran (`content` says why)."""
+    outcome: Outcome | None = None
+    """How it ended (the engine always says; read `ended`, which also answers for events
+    built without it)."""
+    denied_by: DecidedBy | None = None
+    """For a denied call: who said no (`user` for the person)."""
+    waited_s: float = 0.0
+    """Seconds spent waiting for a person's answer; `duration_s` leaves them out."""
+
+    @property
+    def ended(self) -> Outcome:
+        if self.outcome is not None:
+            return self.outcome
+        return "failed" if self.is_error else "succeeded"
 
 
 @dataclass(slots=True, kw_only=True)

@@ -72,7 +72,8 @@ def test_sessions_lists_this_projects_sessions(tmp_path: Path):
 
 
 def test_without_a_key_proctor_says_how_to_get_one_or_try_the_demo(tmp_path: Path):
-    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+    credentials = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+    env = {k: v for k, v in os.environ.items() if k not in credentials}
     result = subprocess.run(
         [sys.executable, "-m", "tui"],
         cwd=ROOT,
@@ -83,6 +84,7 @@ def test_without_a_key_proctor_says_how_to_get_one_or_try_the_demo(tmp_path: Pat
     )
     assert result.returncode == 1
     assert "ANTHROPIC_API_KEY" in result.stderr and "proctor --demo" in result.stderr
+    assert "ANTHROPIC_AUTH_TOKEN" in result.stderr
 
 
 def test_continue_and_resume_are_options_of_a_run(tmp_path: Path):

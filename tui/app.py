@@ -40,6 +40,7 @@ from themes import APP_STYLESHEET
 
 from .bridge import EventBridge
 from .calls import CallBook
+from .collector import freeze_long_lived, release_after_first_frame
 from .keys import KeyActions
 from .launch import LaunchOptions as LaunchOptions  # where callers have always found it
 from .launch import prepare, sandbox_missing
@@ -110,6 +111,7 @@ class ProctorApp(KeyActions):
     async def start_session(self) -> None:
         for note in self.theme_problems:
             self.conversation.add_notice(note, "warning")
+        release_after_first_frame()  # tui/collector.py
         prepared = await asyncio.to_thread(prepare, self.options.session)
         if isinstance(prepared, str):
             # Nothing has started yet: leave the screen and say why, like a bad argument.
@@ -144,6 +146,7 @@ class ProctorApp(KeyActions):
             await live.close()
             return
         self.live = live
+        freeze_long_lived()  # the engine is loaded: later collections skip all of it
         for note in self.live.notes:
             self.conversation.add_notice(note, "warning")
         await live.sandbox.support()  # probed on a thread since the session opened

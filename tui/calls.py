@@ -5,10 +5,13 @@ output browser) reads the same `CallBook`, which the app feeds each engine event
 once. Keeping this out of the widgets means one place decides what state a call is in, the
 widgets only draw, and the bookkeeping is testable without a screen (no textual import).
 
-A call moves queued → (waiting for approval ↔ running) → done | failed | cancelled. Calls
-that share a `batch_id` were allowed to run together; a batch of one is a serial call. A
-sub-agent's calls carry the Task call's id as `parent` and nest under it. Calls belong to
-the turn in which they were queued; the app starts a turn when it sends a prompt.
+A call moves queued → (waiting for approval ↔ running) → done | failed | denied | cancelled.
+Denied is not failed: the call did not run because someone (the person, a rule, a hook, the
+mode) said no. Time spent waiting for the person is kept apart from the call's own time
+(`waited`, `elapsed`), as the engine measures it. Calls that share a `batch_id` were allowed
+to run together; a batch of one is a serial call. A sub-agent's calls carry the Task call's
+id as `parent` and nest under it. Calls belong to the turn in which they were queued; the
+app starts a turn when it sends a prompt.
 
 The book also keeps the session's MCP servers' states (`servers`, tui/mcp_board.py): they
 come on the same event stream, and the widgets that draw calls draw the servers too (the
@@ -25,10 +28,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from core.access.decision import DecidedBy
 from core.access.mcp_names import display_name
 from core.events import (
     EngineEvent,
     McpServerChanged,
+    Outcome,
     OutputProgress,
     PermissionAnswered,
     PermissionAsked,
@@ -45,8 +50,13 @@ from core.events import (
 
 from .mcp_board import McpBoard
 
-CallState = Literal["queued", "waiting", "running", "done", "failed", "cancelled"]
-FINISHED: frozenset[CallState] = frozenset({"done", "failed", "cancelled"})
+CallState = Literal["queued", "waiting", "running", "done", "failed", "denied", "cancelled"]
+FINISHED: frozenset[CallState] = frozenset({"done", "failed", "denied", "cancelled"})
+STATE_OF_OUTCOME: dict[Outcome, CallState] = {
+    "succeeded": "done",
+    "failed": "failed",
+    "denied": "denied",
+}
 
 SANDBOX_BADGES: dict[str, str] = {"read-only": "ro", "workspace": "ws", "none": "un"}
 """Two letters in the narrow queue: read-only sandbox, workspace sandbox, unsandboxed."""
@@ -78,7 +88,17 @@ class CallRecord:
     started_at: float | None = None
     ended_at: float | None = None
     why: str = ""
-    """For a failed call, the stage that failed; for a cancelled one, the reason in words."""
+    """For a failed call, the stage that failed; for a denied one, who said no, in a few
+    words ("you", "plan mode"; empty when that says nothing); for a cancelled one, the
+    reason in words."""
+    cancel_reason: str | None = None
+    """For a cancelled call, why (`ToolCancelled.reason`: "cut_off", "user_interrupted"...)."""
+    asked_at: float | None = None
+    """Since when the call has been waiting for a person's answer, while it waits."""
+    waited_s: float = 0.0
+    """Seconds it waited for answers before now (the engine's figure once it ended)."""
+    duration_s: float | None = None
+    """Its own time as the engine measured it (waiting left out), once it completed."""
     tail: tuple[str, ...] = ()
     """The last lines of a running command's output."""
     output_bytes: int = 0
@@ -105,10 +125,25 @@ class CallRecord:
         return display_name(self.tool_name)
 
     def elapsed(self, now: float) -> float:
-        """Seconds running so far, or the whole duration once finished (0 before start)."""
+        """Seconds of its own work so far, or its whole duration once finished (0 before
+        start); time spent waiting for a person is left out (`waited`)."""
+        if self.duration_s is not None:
+            return self.duration_s
         if self.started_at is None:
             return 0.0
-        return (self.ended_at if self.ended_at is not None else now) - self.started_at
+        end = self.ended_at if self.ended_at is not None else now
+        return max(0.0, end - self.started_at - self.waited(end))
+
+    def waited(self, now: float) -> float:
+        """Seconds spent waiting for a person's answer, the wait going on now included."""
+        waiting = now - self.asked_at if self.asked_at is not None else 0.0
+        return self.waited_s + max(0.0, waiting)
+
+    def stop_waiting(self, at: float) -> None:
+        """The question was answered (or dropped) at `at`: its wait joins `waited_s`."""
+        if self.asked_at is not None:
+            self.waited_s += max(0.0, at - self.asked_at)
+            self.asked_at = None
 
 
 @dataclass(slots=True)
@@ -147,12 +182,17 @@ class TurnSummary:
     failed: int
     cancelled: int
     duration_s: float
+    denied: int = 0
 
     def describe(self) -> str:
         parts = [f"{self.calls} call{'s' if self.calls != 1 else ''}"]
         parts += [
             f"{count} {word}"
-            for count, word in ((self.done, "done"), (self.failed, "failed"))
+            for count, word in (
+                (self.done, "done"),
+                (self.failed, "failed"),
+                (self.denied, "denied"),
+            )
             if count
         ]
         if self.cancelled:
@@ -203,6 +243,7 @@ class CallBook:
             failed=sum(r.state == "failed" for r in records),
             cancelled=sum(r.state == "cancelled" for r in records),
             duration_s=max(0.0, end - turn.started_at),
+            denied=sum(r.state == "denied" for r in records),
         )
 
     # -- events --------------------------------------------------------------------------------
@@ -235,9 +276,11 @@ class CallBook:
                 record.started_at = event.at
             case PermissionAsked():
                 record.state = "waiting"
+                record.asked_at = event.at
             case ToolSandboxed():
                 record.sandbox = event.policy
             case PermissionAnswered():
+                record.stop_waiting(event.at)
                 if not record.finished:
                     record.state = "running"
             case ToolProgress():
@@ -253,9 +296,12 @@ class CallBook:
                 if event.saved is not None:
                     record.persisted = event.saved.path
                     record.persisted_chars = event.saved.size_chars
-                record.state = "failed" if event.is_error else "done"
-                record.why = (event.failed_stage or "") if event.is_error else ""
+                record.state = STATE_OF_OUTCOME[event.ended]
+                record.why = _why(event)
                 record.ended_at = event.at
+                record.asked_at = None
+                record.waited_s = event.waited_s
+                record.duration_s = event.duration_s
                 record.sandbox = event.sandbox or record.sandbox
                 if record.started_at is None:
                     record.started_at = event.at - event.duration_s
@@ -263,7 +309,9 @@ class CallBook:
                 record.result = event.message
                 record.state = "cancelled"
                 record.why = event.message or str(event.reason)
+                record.cancel_reason = event.reason
                 record.ended_at = event.at
+                record.stop_waiting(event.at)
         return record
 
     def _queued(self, event: ToolQueued) -> CallRecord:
@@ -308,6 +356,40 @@ class CallBook:
         record.spool = data.spool
 
 
+def _why(event: ToolCompleted) -> str:
+    if event.ended == "denied":
+        return denier(event.denied_by)
+    return (event.failed_stage or "") if event.is_error else ""
+
+
+def denied_words(record: CallRecord) -> str:
+    """ "denied by you", "denied by plan mode", or "denied" when who said no says nothing;
+    or the tool's own word for the person's "no", when its output has one (`outcome_words`:
+    AskUserQuestion's "declined"), so no tool is known here by name."""
+    words = getattr(record.output, "outcome_words", "")
+    if isinstance(words, str) and words:
+        return words
+    return f"denied by {record.why}" if record.why else "denied"
+
+
+def denier(decided_by: DecidedBy | None) -> str:
+    """Who said no to a call, in the few words its line has room for ("denied by you");
+    empty when the words would say nothing useful (the result says why in full)."""
+    if decided_by is None:
+        return ""
+    match decided_by.kind:
+        case "user":
+            return "you"
+        case "mode":
+            return decided_by.detail
+        case "rule":
+            return "a rule"
+        case "hook":
+            return "a hook"
+        case _:
+            return ""
+
+
 def format_duration(seconds: float) -> str:
     """How long a call ran, as the queue and the conversation both show it."""
     if seconds < 1:
@@ -328,15 +410,21 @@ def result_text(content: Any) -> str:
     """A tool_result block's content as text (images and other blocks named, not shown); an
     error's `<tool_use_error>` marks are for the model, so people get the words alone."""
     if isinstance(content, str):
-        if content.startswith(_ERROR_OPEN) and content.endswith(_ERROR_CLOSE):
-            return content[len(_ERROR_OPEN) : -len(_ERROR_CLOSE)]
-        return content
+        return _unmarked(content)
     if isinstance(content, Sequence):
         parts = []
         for block in content:
             if isinstance(block, Mapping) and block.get("type") == "text":
-                parts.append(str(block.get("text", "")))
+                parts.append(_unmarked(str(block.get("text", ""))))
             elif isinstance(block, Mapping):
                 parts.append(f"[{block.get('type', 'block')}]")
         return "\n".join(parts)
     return "" if content is None else str(content)
+
+
+def _unmarked(text: str) -> str:
+    """The words of an error the model got wrapped in `<tool_use_error>` marks."""
+    inner = text.strip()
+    if inner.startswith(_ERROR_OPEN) and inner.endswith(_ERROR_CLOSE):
+        return inner[len(_ERROR_OPEN) : -len(_ERROR_CLOSE)].strip()
+    return text

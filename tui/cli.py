@@ -21,6 +21,10 @@ if TYPE_CHECKING:
     from core.agent.options import SessionOptions
 
 MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk")
+_SETTINGS_HELP = (
+    "one more settings file for this run, above the project's own files and below "
+    "--allow/--deny/--ask"
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -77,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="carry on this project's most recently active session",
     )
     parser.add_argument("--resume", metavar="ID", help="carry on the session with this id")
+    parser.add_argument("--settings", metavar="FILE", help=_SETTINGS_HELP)
     for behavior in ("allow", "deny", "ask"):
         parser.add_argument(
             f"--{behavior}",
@@ -113,6 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
             help=f"an extra {behavior} rule (repeatable)",
         )
     check.add_argument("--isolated", action="store_true", help="read no settings file")
+    check.add_argument("--settings", metavar="FILE", default=argparse.SUPPRESS, help=_SETTINGS_HELP)
     check.add_argument("--json", action="store_true", help="answer as JSON")
     sessions = commands.add_parser(
         "sessions", help="list this project's sessions, most recently active first"
@@ -129,6 +135,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     listing.add_argument("--cwd", type=Path, default=None, help="the project directory")
     listing.add_argument("--json", action="store_true", help="one JSON object per server")
+    listing.add_argument(
+        "--settings", metavar="FILE", default=argparse.SUPPRESS, help=_SETTINGS_HELP
+    )
     return parser
 
 
@@ -149,6 +158,8 @@ def _main(argv: Sequence[str] | None = None) -> int:
     if args.command == "check":
         if not args.batch and (args.tool is None or args.input is None):
             parser.error("check needs a TOOL and its INPUT, or --batch")
+        if args.isolated and getattr(args, "settings", None) is not None:
+            parser.error("--isolated reads no settings file, so --settings would be ignored")
         return run_check(args)
     if args.command == "sessions":
         return run_sessions(args)
@@ -161,12 +172,45 @@ def _main(argv: Sequence[str] | None = None) -> int:
     return run_app(args)
 
 
+def settings_file(args: argparse.Namespace) -> Path | None:
+    """`--settings`, made absolute: the demo works in another directory than this one."""
+    text: str | None = getattr(args, "settings", None)
+    if text is None:
+        return None
+    if text.lstrip().startswith("{"):  # inline JSON: refused, with the reason, by the reader
+        return Path(text)
+    return Path(text).expanduser().absolute()
+
+
+def settings_file_error(args: argparse.Namespace) -> str | None:
+    """Why the `--settings` file cannot be used (missing, unreadable), or None: said before
+    anything starts, since the run would otherwise lack what the user put in it."""
+    path = settings_file(args)
+    if path is None:
+        return None
+    from core.settings.read import SettingsFileError, require_settings_file
+
+    try:
+        require_settings_file(path)
+    except SettingsFileError as error:
+        return str(error)
+    return None
+
+
 def run_app(args: argparse.Namespace) -> int:
-    if not args.demo and not os.environ.get("ANTHROPIC_API_KEY", "").strip():
+    if (error := settings_file_error(args)) is not None:
+        print(f"proctor: {error}", file=sys.stderr)
+        return 2
+    from core.agent.model import has_credentials
+
+    if not args.demo and not has_credentials():
         from core.agent.model import missing_key_message
 
         print(f"proctor: {missing_key_message()}", file=sys.stderr)
         return 1
+    from .collector import hold_until_first_frame
+
+    hold_until_first_frame()  # tui/collector.py
     from .app import LaunchOptions, ProctorApp
 
     app = ProctorApp(
@@ -224,6 +268,7 @@ def session_options(args: argparse.Namespace) -> SessionOptions:
         max_turns=args.max_turns,
         resume=args.resume,
         continue_latest=args.continue_latest,
+        settings_file=settings_file(args),
     )
 
 
@@ -235,8 +280,19 @@ def run_check(args: argparse.Namespace) -> int:
     from core.registry import all_base_tools
     from core.tool import ToolPool
 
+    if (error := settings_file_error(args)) is not None:
+        if args.json:
+            print(json.dumps({"error": error}))
+        else:
+            print(f"proctor check: {error}", file=sys.stderr)
+        return 2
     cwd = (args.cwd or Path.cwd()).resolve()
-    checker = Checker(ToolPool(all_base_tools()), cwd=cwd, isolated=args.isolated)
+    checker = Checker(
+        ToolPool(all_base_tools()),
+        cwd=cwd,
+        isolated=args.isolated,
+        settings_file=settings_file(args),
+    )
     if args.batch:
 
         async def batch() -> None:
@@ -308,8 +364,11 @@ def run_mcp_list(args: argparse.Namespace) -> int:
     from core.settings.read import load_settings
     from core.trust import is_trusted
 
+    if (error := settings_file_error(args)) is not None:
+        print(f"proctor: {error}", file=sys.stderr)
+        return 2
     project = (args.cwd or Path.cwd()).resolve()
-    settings = load_settings(project)
+    settings = load_settings(project, settings_file=settings_file(args))
     for problem in settings.problems:
         print(f"proctor: {problem}", file=sys.stderr)
     if not settings.mcp_servers:

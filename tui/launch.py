@@ -42,12 +42,13 @@ def prepare(session: PreparedSession | SessionOptions) -> PreparedSession | str:
     from core.agent.live import PreparedSession, prepare_session
     from core.agent.scenario import ScenarioError
     from core.agent.sessions import SessionNotFound
+    from core.settings.read import SettingsFileError
 
     if isinstance(session, PreparedSession):
         return session
     try:
         return prepare_session(session)
-    except (ScenarioError, SessionNotFound) as error:
+    except (ScenarioError, SessionNotFound, SettingsFileError) as error:
         return str(error)
     except OSError as error:  # the data directory cannot be written, say
         return f"the session cannot be set up: {error}"

@@ -16,6 +16,7 @@ THEME_VARIABLE_DEFAULTS: dict[str, str] = {
     "tool-running": "#7aa2f7",
     "tool-done": "#9ece6a",
     "tool-failed": "#f7768e",
+    "tool-denied": "#ff9e64",
     "tool-cancelled": "#a9a1e1",
     # permission modes, as the status bar shows them
     "mode-default": "#8a8f98",

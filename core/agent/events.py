@@ -41,9 +41,16 @@ class Retrying(EngineEvent):
     error: str
     discarded_calls: int = 0
     """Tool calls the failed stream had started, now cancelled or ignored."""
+    max_attempts: int = 0
+    """How many attempts the loop makes in all (0: not said)."""
+    discarded_text: str = ""
+    """Text the failed stream had already streamed: withdrawn, since the retried response
+    says it again (a front end drops it rather than show it twice)."""
 
     def describe(self) -> str:
-        return f"{self.error}; retrying in {self.delay_s:.0f} s (attempt {self.attempt + 1})"
+        wait = f"{self.delay_s:.1f}" if 0 < self.delay_s < 10 else f"{self.delay_s:.0f}"
+        of = f"/{self.max_attempts}" if self.max_attempts else ""
+        return f"{self.error}, retrying in {wait} s ({self.attempt + 1}{of})"
 
 
 @dataclass(slots=True, kw_only=True)

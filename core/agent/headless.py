@@ -5,6 +5,12 @@ permission context, hooks, the audit log, the transcript, the tool pool) with tw
 differences: no port answers questions, so a call that would ask is refused with a message to
 the model (unless the mode and rules allow it), and what happens is printed as text, one JSON
 document, or JSON lines (`stream-json`) for scripts.
+
+Text mode is for people: the assistant's words on stdout, and on stderr one line per finished
+call and a line per retry or error, all in words (never an internal value like
+`sibling_error`). Text is printed a block at a time, when the block ends (a call starts, or
+the message is complete): so every call line starts a line of its own, and a stream that
+breaks and is retried never leaves its broken beginning on the screen.
 """
 
 from __future__ import annotations
@@ -21,15 +27,26 @@ from .. import __version__
 from ..access.context import PermissionMode
 from ..access.mcp_names import display_name
 from ..events import (
+    CancelReason,
     EngineEvent,
     McpServerChanged,
+    Stage,
     ToolCancelled,
     ToolCompleted,
     ToolEvent,
     ToolQueued,
 )
+from ..settings.read import SettingsFileError
 from .live import LiveSession, open_session, prepare_session
-from .loop import AssistantMessage, TextDelta, TurnEnded, TurnError, UserMessage
+from .loop import (
+    AssistantMessage,
+    HookNotice,
+    Retrying,
+    TextDelta,
+    TurnEnded,
+    TurnError,
+    UserMessage,
+)
 from .model import MissingApiKey
 from .options import SessionOptions
 from .sessions import SessionNotFound
@@ -58,6 +75,8 @@ class HeadlessOptions:
     """A session id (or a unique prefix) of this project to carry on."""
     continue_latest: bool = False
     """Carry on the project's most recently active session."""
+    settings_file: Path | None = None
+    """`--settings FILE`: one more settings file for this run."""
 
     def session_options(self) -> SessionOptions:
         """The options every front end shares (this class has them all, by the same names)."""
@@ -70,7 +89,13 @@ class _Printer:
 
     out: TextIO
     output_format: OutputFormat
-    text: list[str] = field(default_factory=list)
+    pending: list[str] = field(default_factory=list)
+    """Text mode: the text block streaming now, printed whole when it ends."""
+    spoke: bool = False
+    """Text mode: something was printed already (the next text block is set apart)."""
+    nested: dict[str, list[str]] = field(default_factory=dict)
+    """Text mode: a sub-agent's finished calls by its Task call, printed under that call's
+    line once it is printed."""
     final: str = ""
     """The text of the last assistant message: the run's answer."""
     summaries: dict[str, str] = field(default_factory=dict)
@@ -88,9 +113,7 @@ class _Printer:
         if self.held is not None and self.output_format == "stream-json":
             self.held.append(event)
             return
-        if isinstance(event, TextDelta):
-            self.text.append(event.text)
-        elif isinstance(event, AssistantMessage):
+        if isinstance(event, AssistantMessage):
             self.final = "".join(
                 str(b.get("text", "")) for b in event.content if b.get("type") == "text"
             )
@@ -106,33 +129,71 @@ class _Printer:
                 self._line(event_record(event))
         elif isinstance(event, TextDelta):
             if self.output_format == "text":
-                self.out.write(event.text)
-                self.out.flush()
+                self.pending.append(event.text)
         elif self.output_format == "text":
             self._narrate(event)
 
     def _narrate(self, event: EngineEvent) -> None:
         """Text mode: the assistant's words on stdout, one line per finished call on stderr."""
-        if isinstance(event, AssistantMessage) and self.text and not self.text[-1].endswith("\n"):
-            self.out.write("\n")
-            self.text.append("\n")
+        if isinstance(event, AssistantMessage):
+            self._print_text()
+        elif isinstance(event, Retrying):
+            self.pending.clear()  # the retried response says it again
+            self._say(f"proctor: {event.describe()}")
         elif isinstance(event, TurnError):
-            print(f"proctor: {event.message}", file=sys.stderr)
+            self._print_text()  # what the last attempt said before it broke, as on screen
+            self._say(f"proctor: {event.message}")
+        elif isinstance(event, HookNotice):
+            self._print_text()
+            self._say(f"proctor: hook: {event.text}")
         elif isinstance(event, McpServerChanged) and event.state in ("failed", "crashed"):
             what = "failed to start" if event.state == "failed" else "crashed"
             detail = event.detail.replace("\n", "\n  ")
-            print(f"proctor: MCP server {event.server} {what}: {detail}", file=sys.stderr)
+            self._say(f"proctor: MCP server {event.server} {what}: {detail}")
         elif isinstance(event, ToolQueued):
+            if event.parent_tool_use_id is None:  # a sub-agent's call ends no block of ours
+                self._print_text()  # the text before a call is a block of its own, said first
             self.summaries[event.tool_use_id] = f"{display_name(event.tool_name)}({event.summary})"
         elif isinstance(event, ToolCompleted | ToolCancelled):
             call = self.summaries.get(event.tool_use_id, display_name(event.tool_name))
             if isinstance(event, ToolCancelled):
-                state = f"cancelled: {event.reason}"
+                state = _CANCEL_WORDS.get(event.reason, f"cancelled: {event.reason}")
             else:
-                state = f"failed at {event.failed_stage}" if event.is_error else "done"
+                state = _failure_words(event.failed_stage) if event.is_error else "done"
+                if event.ended == "denied":  # not run: someone said no, nothing broke
+                    state = "denied"
                 if event.sandbox is not None:
                     state += f", {_SANDBOX_WORDS[event.sandbox]}"
-            print(f"  {call} — {state}", file=sys.stderr)
+            parent = event.parent_tool_use_id
+            if parent is not None:  # a sub-agent's call: said under its Task call's line
+                self.nested.setdefault(parent, []).append(f"    {call} — {state}")
+                return
+            self._say(f"  {call} — {state}")
+            for line in self.nested.pop(event.tool_use_id, []):
+                self._say(line)
+        elif isinstance(event, TurnEnded):
+            for lines in self.nested.values():  # a Task call that never finished
+                for line in lines:
+                    self._say(line)
+            self.nested.clear()
+
+    def _print_text(self) -> None:
+        """The text block streamed so far, on lines of its own, set apart from what came
+        before by a blank line."""
+        text = "".join(self.pending)
+        self.pending.clear()
+        if not text.strip():
+            return
+        if self.spoke:
+            self.out.write("\n")
+        self.out.write(text if text.endswith("\n") else text + "\n")
+        self.out.flush()
+        self.spoke = True
+
+    def _say(self, line: str) -> None:
+        """A line for the person on stderr; stdout is always at a line's start here."""
+        print(line, file=sys.stderr)
+        self.spoke = True
 
     def _line(self, record: dict[str, Any]) -> None:
         self.out.write(json.dumps(record, default=str) + "\n")
@@ -157,12 +218,36 @@ _SANDBOX_WORDS = {
     "none": "not sandboxed",
 }
 
+_FAILURE_WORDS: dict[Stage, str] = {
+    "lookup": "not run: there is no such tool",
+    "schema": "not run: its input does not fit the tool",
+    "validate": "not run: the tool refused its input",
+    "pre_hook": "not run: a hook blocked it",
+    "permission": "not run: not allowed",
+    "call": "failed",
+    "map": "failed: its result could not be read",
+    "post_hook": "ran, then a hook reported a problem",
+    "persist": "ran, but its output could not be saved",
+}
+_CANCEL_WORDS: dict[CancelReason, str] = {
+    "sibling_error": "cancelled: another command in its batch failed",
+    "user_interrupted": "cancelled: interrupted",
+    "streaming_fallback": "cancelled: the response stream broke and was retried",
+    "cut_off": "not run: the response was cut off at the output token limit",
+}
+
+
+def _failure_words(stage: Stage | None) -> str:
+    if stage is None:
+        return "failed"
+    return _FAILURE_WORDS.get(stage, f"failed ({stage.replace('_', ' ')})")
+
 
 async def run_headless(options: HeadlessOptions, out: TextIO = sys.stdout) -> int:
     """Run one prompt to the end. Exit status: 0 done, 1 the turn failed or no key."""
     try:
         prepared = prepare_session(options.session_options())
-    except SessionNotFound as error:
+    except (SessionNotFound, SettingsFileError) as error:
         print(f"proctor: {error}", file=sys.stderr)
         return 2
     except OSError as error:  # the data directory cannot be written, say
@@ -227,8 +312,6 @@ async def run_headless(options: HeadlessOptions, out: TextIO = sys.stdout) -> in
         "usage": ended.usage,
         "result": printer.final,
     }
-    if options.output_format == "text":
-        out.write("\n")
-    else:
+    if options.output_format != "text":  # text mode has said it all, line by line
         printer._line(summary)
     return 1 if failed else 0

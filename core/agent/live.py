@@ -25,6 +25,7 @@ from ..access.modes import DEFAULT_CYCLE, cycle_mode, switch_mode
 from ..app_state import AppState, AppStateStore
 from ..events import EventSink, HookRan, ModeChanged, TodosChanged
 from ..executor import ExecutorServices
+from ..executor.waiting import WaitingAsks, redeciding_on_mode_change
 from ..hook_runner import CommandHookRunner
 from ..hooks import NO_EVENT_OUTCOME
 from ..mcp.servers import MCP, McpServers
@@ -37,7 +38,7 @@ from ..registry import assemble_tool_pool, known_tool_names
 from ..results import ResultStore
 from ..session_services import SessionServices
 from ..settings import sandbox as sandbox_config
-from ..settings.read import load_settings
+from ..settings.read import load_settings, require_settings_file
 from ..settings.values import PROJECT_SOURCES, Settings
 from ..tool import ToolContext, ToolOptions, ToolPool
 from ..tools.task import SUBAGENTS
@@ -86,7 +87,10 @@ class PreparedSession:
 
 
 def prepare_session(options: SessionOptions) -> PreparedSession:
-    """Read settings and find or create the session; raises SessionNotFound, ScenarioError."""
+    """Read settings and find or create the session; raises SessionNotFound, ScenarioError,
+    SettingsFileError (a `--settings` file that cannot be read)."""
+    if options.settings_file is not None:
+        require_settings_file(options.settings_file)
     cwd = options.cwd.resolve()
     scenario = None
     notes: list[str] = []
@@ -103,6 +107,7 @@ def prepare_session(options: SessionOptions) -> PreparedSession:
         allow=options.allow,
         deny=options.deny,
         ask=options.ask,
+        settings_file=options.settings_file,
         tool_names=known_tool_names(),
     )
     notes += [str(problem) for problem in settings.problems]
@@ -279,9 +284,12 @@ async def open_session(
         start_record(resumed=prepared.resumed, version=__version__, model=model.model)
     )
     # One sink for the whole session: whatever emits (the loop, the executor, tools,
-    # sub-agents) is written to the transcript on its way to the front end.
-    events = transcribing(transcript, sink)
+    # sub-agents) is written to the transcript on its way to the front end. A change of
+    # mode also decides again the calls waiting for an answer.
+    waiting = WaitingAsks()
+    events = redeciding_on_mode_change(transcribing(transcript, sink), waiting)
     services = ExecutorServices(
+        waiting=waiting,
         sink=events,
         permissions=DecisionChain(audit=audit, remember=remember, sandbox=sandbox),
         hooks=hooks,

@@ -15,11 +15,16 @@ Why it is shaped this way:
 - A tool_use cut off by max_tokens must not run. Its `content_block_stop` arrives before the
   `message_delta` that says max_tokens, and the SDK hands over a partial input without
   complaint. So the loop keeps each block's raw JSON and runs a block only if that JSON
-  parses as a whole: a cut block gets an error result telling the model why instead. This
+  parses as a whole: a cut block gets an error result telling the model why instead, and
+  the front end a cancelled call ("cut_off") so the person sees it was not run. This
   needs no waiting for the stop reason, so complete calls still start at once.
 - A stream that fails part way is retried as a whole, with a new executor: the calls the
   broken stream started are discarded (`discard()` cancels what it can) and their
-  assistant message never enters the conversation; the retried response replaces it.
+  assistant message never enters the conversation; the retried response replaces it. The
+  `Retrying` event carries the text the broken stream had shown, so a front end withdraws
+  it instead of showing the answer twice. The wait before a retry is the server's
+  `retry-after` when it gives one (model.py); the sleep is a parameter, so tests wait for
+  nothing.
 - Interrupting is an abort signal per `send`: the executor listens to it (cancelling calls
   by their interrupt behaviour) and the loop races the stream against it. The partial
   assistant message is kept with a result for every call it made, so the conversation stays
@@ -35,14 +40,20 @@ import contextlib
 import dataclasses
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..abort import AbortController, AbortSignal
-from ..events import EventSink, HookRan
+from ..events import EventSink, HookRan, ToolCancelled, ToolQueued
 from ..executor import ExecutorServices, ResultUpdate, ToolCall, ToolCallOutcome
-from ..executor.calls import cancel_message, cancelled_outcome, error_block
+from ..executor.calls import (
+    call_summary,
+    cancel_message,
+    cancelled_outcome,
+    error_block,
+    tool_event_fields,
+)
 from ..executor.streaming import StreamingToolExecutor
 from ..hooks import NO_EVENT_OUTCOME, EventHookOutcome, HookEvent
 from ..results import ContentReplacementState, enforce_tool_result_budget
@@ -64,11 +75,9 @@ from .transcript_records import message_record, turn_record
 
 DEFAULT_MAX_TURNS = 100
 INTERRUPT_MESSAGE = "[The user interrupted. Stop and wait for their next instruction.]"
-TRUNCATED_MESSAGE = (
-    "This call was not run: the response hit the output token limit (max_tokens) while "
-    "its input was being written, so the input is incomplete. Make the call again with "
-    "the complete input; if it is large, split the work into smaller calls."
-)
+TRUNCATED_MESSAGE = cancel_message("cut_off")
+CUT_OFF_LINE = "not run: the response was cut off at the output token limit"
+"""What a person reads on the line of a call the output token limit cut off."""
 MISSING_RESULT_MESSAGE = "This call produced no result (an internal error); it may not have run."
 
 
@@ -94,11 +103,17 @@ class _Stream:
 
     blocks: list[dict[str, Any]] = field(default_factory=list)
     partial_text: str = ""
+    streamed: list[str] = field(default_factory=list)
+    """Every text delta this attempt emitted, in order."""
     raw_json: dict[int, list[str]] = field(default_factory=dict)
     added: list[str] = field(default_factory=list)
     truncated: set[str] = field(default_factory=set)
     outcomes: dict[str, ToolCallOutcome] = field(default_factory=dict)
     final: Any = None
+
+
+RetrySleep = Callable[[float, AbortSignal], Awaitable[bool]]
+"""Waits before a retry: sleeps `delay` seconds, True at once if the signal aborts."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +135,7 @@ class AgentLoop:
         retry: RetryPolicy | None = None,
         environment: Environment | None = None,
         extra_prompt: str = "",
+        sleep: RetrySleep | None = None,
     ) -> None:
         self.model = model
         self.messages: list[dict[str, Any]] = [dict(m) for m in messages]
@@ -131,6 +147,7 @@ class AgentLoop:
         self.transcript = transcript
         self.max_turns = max_turns
         self.retry = retry or RetryPolicy()
+        self._sleep: RetrySleep = sleep or _sleep_unless_aborted
         self.environment = environment or Environment(cwd=context.cwd)
         self.extra_prompt = extra_prompt
         self.replacements = ContentReplacementState()
@@ -252,16 +269,18 @@ class AgentLoop:
                 gave_up = "" if failure.action == "stop" else f" (gave up after {attempt} tries)"
                 self.services.emit(TurnError(message=failure.reason + gave_up))
                 return _Step("error")
-            delay = self.retry.delay(attempt)
+            delay = self.retry.delay(attempt, failure.retry_after_s)
             self.services.emit(
                 Retrying(
                     attempt=attempt,
                     delay_s=delay,
                     error=failure.reason,
                     discarded_calls=len(state.added),
+                    max_attempts=self.retry.max_attempts,
+                    discarded_text="".join(state.streamed),
                 )
             )
-            if await _sleep_unless_aborted(delay, signal):
+            if await self._sleep(delay, signal):
                 return await self._interrupted(None, _Stream())
 
     async def _stream(
@@ -282,6 +301,7 @@ class AgentLoop:
         kind = event.type
         if kind == "text":
             state.partial_text += event.text
+            state.streamed.append(event.text)
             self.services.emit(TextDelta(text=event.text))
         elif kind == "content_block_start":
             state.partial_text = ""
@@ -301,6 +321,19 @@ class AgentLoop:
                     state.added.append(block.id)
                 else:
                     state.truncated.add(block.id)
+                    self._show_cut_off(block)
+
+    def _show_cut_off(self, block: Any) -> None:
+        """A call max_tokens cut off is a line the person sees: queued, then not run."""
+        fields = tool_event_fields(
+            block.id, block.name, f"cut-{block.id}", self.services.parent_tool_use_id
+        )
+        partial = block.input if isinstance(block.input, dict) else {}
+        summary = call_summary(None, None, partial)
+        self.services.emit(
+            ToolQueued(input=partial, summary=summary, concurrency_safe=False, **fields)
+        )
+        self.services.emit(ToolCancelled(reason="cut_off", message=CUT_OFF_LINE, **fields))
 
     def _collect(self, updates: Sequence[Any], state: _Stream) -> None:
         # Progress has reached the sink already (the lifecycle emits it); results are kept.

@@ -5,7 +5,14 @@ the API and from the offline demo model (demo.py: the real SDK over an in-proces
 It does not retry by itself: a retry must throw away the tool calls a broken stream started,
 which only the loop can do, and the user must see every retry ("retrying in 4 s"). So
 `from_env` builds the SDK client with `max_retries=0`, and `classify_failure` tells the loop
-whether an error is worth another attempt, and if not, what to tell the user.
+whether an error is worth another attempt, and if not, what to tell the user. When the server
+says how long to wait (`retry-after-ms`, `retry-after`: seconds or an HTTP date), the loop
+waits that long (capped); otherwise it backs off exponentially with jitter, so that clients
+that failed together do not all come back together.
+
+Credentials and the endpoint come from the environment the way the SDK reads them:
+`ANTHROPIC_API_KEY`, else `ANTHROPIC_AUTH_TOKEN` (sent as a Bearer token, for gateways and
+proxies), and `ANTHROPIC_BASE_URL`.
 
 `anthropic` takes over a second to import, and importing any core module must stay cheap
 (tests/core/test_import_hygiene.py), so the SDK is imported inside functions only.
@@ -13,10 +20,13 @@ whether an error is worth another attempt, and if not, what to tell the user.
 
 from __future__ import annotations
 
+import datetime
 import os
-from collections.abc import Mapping, Sequence
+import random
+import time
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
@@ -24,6 +34,8 @@ if TYPE_CHECKING:
     from anthropic.lib.streaming import AsyncMessageStream
 
 API_KEY_ENV = "ANTHROPIC_API_KEY"
+AUTH_TOKEN_ENV = "ANTHROPIC_AUTH_TOKEN"
+BASE_URL_ENV = "ANTHROPIC_BASE_URL"
 DEFAULT_MODEL = "claude-sonnet-4-5"
 DEFAULT_MAX_TOKENS = 32_000
 
@@ -37,24 +49,42 @@ class MissingApiKey(RuntimeError):
 
 def missing_key_message() -> str:
     return (
-        f"{API_KEY_ENV} is not set. Export your Anthropic API key "
-        f"(export {API_KEY_ENV}=sk-ant-...), or run `proctor --demo` to try the "
-        "offline demo without one."
+        f"Neither {API_KEY_ENV} nor {AUTH_TOKEN_ENV} is set. Export your Anthropic API key "
+        f"(export {API_KEY_ENV}=sk-ant-...) or a bearer token for your gateway "
+        f"({AUTH_TOKEN_ENV}, with {BASE_URL_ENV} if it is not the Anthropic API), or run "
+        "`proctor --demo` to try the offline demo without one."
     )
+
+
+def has_credentials(env: Mapping[str, str] | None = None) -> bool:
+    """Whether the environment holds a key or a token (checked before the app starts)."""
+    environ = os.environ if env is None else env
+    return any(environ.get(name, "").strip() for name in (API_KEY_ENV, AUTH_TOKEN_ENV))
 
 
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
     """How often and how patiently a failed request is tried again.
 
-    Attempt n (counting from 1) waits base * 2**(n-1), capped, before attempt n+1."""
+    After attempt n (counting from 1) fails, the wait before attempt n+1 is what the server
+    asked for (`Failure.retry_after_s`, at most `max_server_delay_s`), or else
+    base * 2**(n-1), capped at `max_delay_s`, plus up to `jitter` of that at random."""
 
     max_attempts: int = 5
     base_delay_s: float = 1.0
     max_delay_s: float = 32.0
+    jitter: float = 0.25
+    max_server_delay_s: float = 60.0
+    """A server asking for longer is waited for this long (the user sees the retry, and
+    can interrupt it), rather than ignored."""
+    draw: Callable[[], float] = field(default=random.random, repr=False, compare=False)
+    """Where the jitter comes from, a number in [0, 1): tests give a fixed one."""
 
-    def delay(self, attempt: int) -> float:
-        return float(min(self.max_delay_s, self.base_delay_s * 2 ** max(attempt - 1, 0)))
+    def delay(self, attempt: int, server_delay_s: float | None = None) -> float:
+        if server_delay_s is not None:
+            return min(max(server_delay_s, 0.0), self.max_server_delay_s)
+        backoff = min(self.max_delay_s, self.base_delay_s * 2 ** max(attempt - 1, 0))
+        return float(backoff * (1 + self.jitter * self.draw()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +94,8 @@ class Failure:
 
     action: Literal["retry", "stop"]
     reason: str
+    retry_after_s: float | None = None
+    """How long the server asked the client to wait before trying again, if it said."""
 
 
 class ModelClient:
@@ -83,18 +115,29 @@ class ModelClient:
         *,
         env: Mapping[str, str] | None = None,
         max_tokens: int = DEFAULT_MAX_TOKENS,
+        http_client: Any = None,
     ) -> ModelClient:
         """A client for the real API, with the key from ANTHROPIC_API_KEY.
 
-        `model` is what `--model` or the settings chose; None means the default."""
+        `model` is what `--model` or the settings chose; None means the default. The key
+        wins over a token when both are set, as in the SDK (which takes only one of them).
+        `http_client` is for tests: the API answered in process."""
         environ = os.environ if env is None else env
         key = environ.get(API_KEY_ENV, "").strip()
-        if not key:
+        token = environ.get(AUTH_TOKEN_ENV, "").strip()
+        if not key and not token:
             raise MissingApiKey(missing_key_message())
+        base_url = environ.get(BASE_URL_ENV, "").strip() or None
         import anthropic
 
         # The loop retries (and shows each retry); the SDK must not retry behind its back.
-        client = anthropic.AsyncAnthropic(api_key=key, max_retries=0)
+        client = anthropic.AsyncAnthropic(
+            api_key=key or None,
+            auth_token=None if key else token,
+            base_url=base_url,
+            http_client=http_client,
+            max_retries=0,
+        )
         return cls(client, model=model or DEFAULT_MODEL, max_tokens=max_tokens)
 
     def stream(
@@ -115,27 +158,28 @@ class ModelClient:
         )
 
 
-def classify_failure(error: BaseException) -> Failure:
+def classify_failure(error: BaseException, *, now: Callable[[], float] = time.time) -> Failure:
     """Whether a request that raised `error` is worth another attempt.
 
     Retried: 429, 529 and 5xx, connection failures (before or during the stream) and an
     overloaded or internal error event in the middle of a stream. Everything else stops the
-    turn, with a message saying what the user can do about it."""
+    turn, with a message saying what the user can do about it. The server has the last word
+    where it gives one, as the SDK lets it: `x-should-retry: true` or `false`. `now` (epoch
+    seconds) reads a `retry-after` given as an HTTP date."""
     import anthropic
     import httpx2
 
-    if isinstance(error, anthropic.RateLimitError):
-        return Failure("retry", "rate limited (429)")
     if isinstance(error, anthropic.APIStatusError):
         status = error.status_code
         error_type = _body_error_type(error.body)
-        if status == 529 or error_type == "overloaded_error":
-            return Failure("retry", "the API is overloaded")
-        if status == 200 and error_type in _RETRYABLE_ERROR_TYPES:
-            return Failure("retry", f"the stream failed ({error_type})")
-        if status >= 500 or status == 408:
-            return Failure("retry", f"server error ({status})")
-        return Failure("stop", _stop_message(error, status, error_type))
+        headers = error.response.headers
+        failure = _status_failure(error, status, error_type, retry_after(headers, now()))
+        should_retry = headers.get("x-should-retry", "").strip().lower()
+        if failure.action == "retry" and should_retry == "false":
+            return Failure("stop", _stop_message(error, status, error_type))
+        if failure.action == "stop" and should_retry == "true" and status != 200:
+            return Failure("retry", f"the API asked for a retry ({status})", failure.retry_after_s)
+        return failure
     if isinstance(error, anthropic.APIConnectionError):
         return Failure("retry", "the connection failed")
     if isinstance(error, httpx2.TransportError):
@@ -143,6 +187,54 @@ def classify_failure(error: BaseException) -> Failure:
     if isinstance(error, anthropic.APIResponseValidationError):
         return Failure("stop", f"The API's response could not be read: {error}")
     return Failure("stop", f"The request failed: {type(error).__name__}: {error}")
+
+
+def _status_failure(error: Any, status: int, error_type: str | None, wait: float | None) -> Failure:
+    """What an HTTP status (or a 200 stream's error event) means by itself."""
+    if status == 429:
+        return Failure("retry", "rate limited (429)", wait)
+    if status == 529 or error_type == "overloaded_error":
+        return Failure("retry", "the API is overloaded", wait)
+    if status == 200 and error_type in _RETRYABLE_ERROR_TYPES:
+        return Failure("retry", f"the stream failed ({error_type})")
+    if status >= 500 or status == 408:
+        return Failure("retry", f"server error ({status})", wait)
+    return Failure("stop", _stop_message(error, status, error_type), wait)
+
+
+def retry_after(headers: Mapping[str, str], now: float) -> float | None:
+    """Seconds the server asked to wait: `retry-after-ms`, else `retry-after` as seconds or
+    as an HTTP date (against `now`, epoch seconds). None when absent or unreadable; a date
+    in the past is 0."""
+    millis = _number(headers.get("retry-after-ms"))
+    if millis is not None:
+        return millis / 1000
+    text = headers.get("retry-after")
+    if text is None:
+        return None
+    seconds = _number(text)
+    if seconds is not None:
+        return seconds
+    import email.utils  # only when a server sends a date
+
+    try:
+        when = email.utils.parsedate_to_datetime(text.strip())
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:  # "-0000": an HTTP date is GMT whatever it says
+        when = when.replace(tzinfo=datetime.UTC)
+    return max(when.timestamp() - now, 0.0)
+
+
+def _number(text: str | None) -> float | None:
+    """A finite, non-negative number of the header's text, or None."""
+    if text is None:
+        return None
+    try:
+        value = float(text.strip())
+    except ValueError:
+        return None
+    return value if 0 <= value < float("inf") else None
 
 
 def _body_error_type(body: object) -> str | None:
@@ -156,7 +248,10 @@ def _body_error_type(body: object) -> str | None:
 def _stop_message(error: Any, status: int, error_type: str | None) -> str:
     detail = getattr(error, "message", "") or str(error)
     if status == 401:
-        return f"The API key was refused (401). Check {API_KEY_ENV}. ({detail})"
+        return (
+            f"The API key was refused (401). Check {API_KEY_ENV} (or {AUTH_TOKEN_ENV}, "
+            f"and {BASE_URL_ENV} if you use a gateway). ({detail})"
+        )
     if status == 403:
         return f"The API key may not use this (403): {detail}"
     if status == 404:

@@ -30,3 +30,6 @@ class SessionOptions:
     """A session id (or a unique prefix) of this project to carry on."""
     continue_latest: bool = False
     """Carry on the project's most recently active session."""
+    settings_file: Path | None = None
+    """`--settings FILE`: one more settings file, above the project's own (an absolute path:
+    the demo runs elsewhere)."""

@@ -18,6 +18,7 @@ from enum import Enum
 from pathlib import PurePath
 from typing import Any, Literal
 
+from ..access.decision import DecidedBy
 from ..events import (
     EngineEvent,
     HookRan,
@@ -114,15 +115,14 @@ def _event_fields(event: EngineEvent) -> dict[str, Any]:
             request = event.request
             return {
                 "message": request.message,
-                "decided_by": {
-                    "kind": request.decided_by.kind,
-                    "detail": request.decided_by.detail,
-                },
+                "decided_by": _decided_by(request.decided_by),
                 "suggestions": list(request.suggestions),
                 "agent_label": request.agent_label,
             }
         case PermissionAnswered():
             answer = event.answer
+            # decided_by: None when the person answered; else what settled it unanswered
+            decided_by = _decided_by(event.decided_by)
             if isinstance(answer, Approve):
                 return {
                     "answer": "approve",
@@ -130,8 +130,15 @@ def _event_fields(event: EngineEvent) -> dict[str, Any]:
                     "rule": answer.rule,
                     "feedback": None,
                     "updated_input": jsonable(answer.updated_input),
+                    "decided_by": decided_by,
                 }
-            return {"answer": "reject", "scope": None, "rule": None, "feedback": answer.feedback}
+            return {
+                "answer": "reject",
+                "scope": None,
+                "rule": None,
+                "feedback": answer.feedback,
+                "decided_by": decided_by,
+            }
         case ResultPersisted():
             return {"path": str(event.path), "size_chars": event.size_chars}
         case ToolNotice():
@@ -142,6 +149,9 @@ def _event_fields(event: EngineEvent) -> dict[str, Any]:
             saved = event.saved
             return {
                 "duration_s": event.duration_s,
+                "waited_s": event.waited_s,
+                "outcome": event.ended,
+                "denied_by": _decided_by(event.denied_by),
                 "is_error": event.is_error,
                 "failed_stage": event.failed_stage,
                 "sandbox": event.sandbox,
@@ -169,6 +179,10 @@ def _event_fields(event: EngineEvent) -> dict[str, Any]:
         for field in dataclasses.fields(event)
         if field.name not in _BASE_FIELDS
     }
+
+
+def _decided_by(decided_by: DecidedBy | None) -> dict[str, str] | None:
+    return None if decided_by is None else {"kind": decided_by.kind, "detail": decided_by.detail}
 
 
 def turn_record(

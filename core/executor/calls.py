@@ -2,8 +2,9 @@
 
 Every tool_use the model sends becomes a `ToolCall` and ends as exactly one
 `ToolCallOutcome`, whose `block` is the `tool_result` the model receives. An outcome that is
-an error says at which lifecycle stage it failed (`Stage`), or why it was cancelled
-(`CancelReason`), so the UI can tell "denied" from "crashed" from "cancelled".
+an error says at which lifecycle stage it failed (`Stage`), who denied it (`denied_by`), or
+why it was cancelled (`CancelReason`), so the UI can tell "denied" from "crashed" from
+"cancelled".
 
 Outcomes and updates are built for every call: they are values by convention, not `frozen`
 (which would triple what they cost to build; see bench/ executor_overhead_us).
@@ -16,8 +17,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pydantic import ValidationError
 
+from ..access.decision import DecidedBy
 from ..access.sandbox_policy import SandboxKind
-from ..events import CancelReason, SavedResult, Stage
+from ..events import CancelReason, Outcome, SavedResult, Stage
 from ..tool import ContextModifier, ToolResultBlock, shorten
 
 if TYPE_CHECKING:
@@ -53,6 +55,10 @@ class ToolCallOutcome:
     """The tool's own result (`ToolResult.data`), for front ends: an edit's diff, say."""
     sandbox: SandboxKind | None = None
     """For a command that ran: the sandbox it ran in ("none": outside)."""
+    denied_by: DecidedBy | None = None
+    """For a call that was not allowed to run: who said no (`user`: the person)."""
+    waited_s: float = 0.0
+    """Seconds the call waited for a person's answer (not part of its own duration)."""
 
     @property
     def tool_use_id(self) -> str:
@@ -61,6 +67,13 @@ class ToolCallOutcome:
     @property
     def is_error(self) -> bool:
         return bool(self.block.get("is_error", False))
+
+    @property
+    def outcome(self) -> Outcome:
+        """How the call ended, for a call that was not cancelled."""
+        if self.denied_by is not None:
+            return "denied"
+        return "failed" if self.is_error else "succeeded"
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +106,14 @@ def error_outcome(call: ToolCall, stage: Stage, message: str) -> ToolCallOutcome
     return ToolCallOutcome(call, error_block(call.id, message), failed_stage=stage)
 
 
+def denied_outcome(call: ToolCall, decided_by: DecidedBy, message: str) -> ToolCallOutcome:
+    """A call that did not run because it was not allowed to: the model gets an error
+    result (it must not assume the call ran), people read "denied", not "failed"."""
+    outcome = error_outcome(call, "permission", message)
+    outcome.denied_by = decided_by
+    return outcome
+
+
 CANCEL_MESSAGES: dict[CancelReason, str] = {
     "sibling_error": (
         "Cancelled: a sibling command failed ({sibling}), so this call was not completed. "
@@ -105,6 +126,11 @@ CANCEL_MESSAGES: dict[CancelReason, str] = {
     "streaming_fallback": (
         "Cancelled: the response stream failed and is being retried, so this call did not "
         "run to completion."
+    ),
+    "cut_off": (
+        "This call was not run: the response hit the output token limit (max_tokens) while "
+        "its input was being written, so the input is incomplete. Make the call again with "
+        "the complete input; if it is large, split the work into smaller calls."
     ),
 }
 

@@ -15,6 +15,10 @@ words the model can act on, what went wrong. Nothing raises out of `run_tool_use
 `CancelledError` the executor uses to cancel it. Terminal events (completed, cancelled) are the
 executor's to emit, because only it knows whether a result will stand.
 
+A question to a person stays open until they answer, or until a change of mode lets the
+chain settle it (`waiting.py`); the time it was open is kept apart (`waited_s`), and a call
+that was not allowed ends "denied" (`denied_outcome`), not "failed".
+
 PostToolUse hooks see the tool's own output, so they run before persisting; for an MCP tool
 a hook may replace that output, and the replacement is what gets bounded and persisted.
 
@@ -25,13 +29,14 @@ machinery when no hooks are configured, no thread hop for ordinary-sized results
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import replace
 from typing import Any, Literal, Protocol
 
 from pydantic import ValidationError
 
-from ..access.call_outcome import denial_message, unmistaken_content
+from ..access.call_outcome import call_outcome, denial_message, unmistaken_content
 from ..access.decision import Allow, Ask, DecidedBy, Deny
 from ..access.sandbox_policy import SandboxPolicy, Unsandboxed
 from ..access.targets import CommandTarget
@@ -63,6 +68,7 @@ from .calls import (
     ToolCall,
     ToolCallOutcome,
     call_summary,
+    denied_outcome,
     error_outcome,
     tool_event_fields,
 )
@@ -74,6 +80,12 @@ OnProgress = Callable[[str, str, Any], None]
 _PERSIST_IN_THREAD_ABOVE_CHARS = 1_000_000
 
 _INPUT_ERRORS = (ValidationError, ValueError, TypeError)
+
+BY_PERSON = DecidedBy("user", "the person said no")
+_PUT_TO_THE_PERSON = frozenset({"ExitPlanMode", "AskUserQuestion"})
+"""The tools whose own result may be the person's "no" (`call_outcome` reads them)."""
+BY_NOBODY = DecidedBy("default", "nobody was there to approve it")
+BY_BROKEN_PROMPT = DecidedBy("default", "the approval prompt failed")
 
 REJECTED_BY_USER = (
     "The user doesn't want to proceed with this tool use. The call was rejected and did not run "
@@ -137,6 +149,7 @@ class _CallRun:
         "stage",
         "state",
         "tool_name",
+        "waited_s",
     )
 
     def __init__(
@@ -156,20 +169,28 @@ class _CallRun:
         self.on_progress = on_progress
         self.stage: Stage = "lookup"
         self.tool_name = call.name
+        self.waited_s = 0.0
 
     def fail(self, message: str) -> _Stop:
         return _Stop(error_outcome(self.call, self.stage, message))
 
+    def deny(self, decided_by: DecidedBy, reason: str) -> _Stop:
+        """The call may not run: the model reads a denial (`denial_message`), people read who
+        denied it."""
+        return _Stop(denied_outcome(self.call, decided_by, denial_message(reason)))
+
     async def run(self, classified: Classified | None) -> ToolCallOutcome:
         try:
-            return await self.stages(classified)
+            outcome = await self.stages(classified)
         except _Stop as stop:
-            return stop.outcome
+            outcome = stop.outcome
         except asyncio.CancelledError:
             raise
         except Exception as error:  # a bug in the engine, a chain or a port: still one result
             message = f"Internal error while running {self.call.name}: {_described(error)}"
-            return error_outcome(self.call, self.stage, message)
+            outcome = error_outcome(self.call, self.stage, message)
+        outcome.waited_s = self.waited_s
+        return outcome
 
     async def stages(self, classified: Classified | None) -> ToolCallOutcome:
         call, context = self.call, self.context
@@ -232,6 +253,9 @@ class _CallRun:
 
         self.stage = "map"
         block = self.map(tool, result)
+        # The person's "no" to what a tool put before them (a plan, questions) is a denial
+        # too: read as the model reads it (core/access/call_outcome.py).
+        refused = tool.name in _PUT_TO_THE_PERSON and call_outcome(block, tool.name) == "denied"
 
         self.stage = "post_hook"
         post = NO_POST_OUTCOME
@@ -264,6 +288,7 @@ class _CallRun:
             saved=saved,
             data=result.data,
             sandbox=sandbox,
+            denied_by=BY_PERSON if refused else None,
         )
         return outcome if hook_call is None else _with_hooks(outcome, pre, post)
 
@@ -351,22 +376,28 @@ class _CallRun:
             services.permission_port is None or self.context.permission_context.avoid_prompts
         ):
             decision = Deny(
-                decision.decided_by,
+                BY_NOBODY,
                 f"{tool.name} needs approval ({decision.message}) and nobody is here to give it, "
                 "so it was not run.",
             )
         if isinstance(decision, Deny):
-            raise self.fail(denial_message(decision.message))
+            raise self.deny(decision.decided_by, decision.message)
+        before = parsed
         if decision.updated_input is not None:
             parsed = self.reparse(tool, decision.updated_input, "")
         if isinstance(decision, Ask):
-            return await self.ask_user(tool, parsed, decision), decision.sandbox
+            return await self.ask_user(tool, parsed, decision, before, pre)
         assert isinstance(decision, Allow)
         return parsed, decision.sandbox
 
-    async def ask_user(self, tool: AnyTool, parsed: Any, decision: Ask) -> Any:
+    async def ask_user(
+        self, tool: AnyTool, parsed: Any, decision: Ask, before: Any, pre: PreToolUseOutcome
+    ) -> tuple[Any, SandboxPolicy | None]:
+        """The person's answer; or, if the mode changes while they are asked, the chain's
+        decision under the new mode (made from `before`, the input as first decided on)."""
         services = self.services
-        assert services.permission_port is not None
+        port = services.permission_port
+        assert port is not None
         request = PermissionRequest(
             tool_use_id=self.call.id,
             tool_name=tool.name,
@@ -382,11 +413,21 @@ class _CallRun:
             command=self.command_of(tool, parsed),
         )
         services.emit(PermissionAsked(request=request, **self.event_fields()))
+        refused_by = BY_PERSON
+        asked_at = time.monotonic()
         try:
-            answer = await services.permission_port.request_permission(request)
+            answer = await services.waiting.answer_or_settled(
+                self.call.id,
+                port.request_permission(request),
+                lambda: services.permissions.decide(tool, before, self.context, pre),
+            )
         except Exception as error:
             self.notice("error", f"The approval prompt failed ({error}); the call was refused.")
-            answer = Reject()
+            answer, refused_by = Reject(), BY_BROKEN_PROMPT
+        finally:
+            self.waited_s += time.monotonic() - asked_at
+        if isinstance(answer, Allow | Deny):
+            return self.settled_without_answer(tool, before, answer)
         services.emit(PermissionAnswered(answer=answer, **self.event_fields()))
         try:
             await services.permissions.record_answer(request, answer, self.context)
@@ -398,12 +439,31 @@ class _CallRun:
                 if answer.feedback
                 else " Stop and wait for the user to say how to proceed."
             )
-            raise self.fail(denial_message(REJECTED_BY_USER + instead))
+            raise self.deny(refused_by, REJECTED_BY_USER + instead)
         if isinstance(answer, Approve) and answer.updated_input is not None:
-            return self.reparse(
+            parsed = self.reparse(
                 tool, answer.updated_input, "The input the user approved is not valid. "
             )
-        return parsed
+        return parsed, decision.sandbox
+
+    def settled_without_answer(
+        self, tool: AnyTool, before: Any, decision: Allow | Deny
+    ) -> tuple[Any, SandboxPolicy | None]:
+        """The mode changed while the person was asked, and the chain now decides the call
+        by itself: the question was withdrawn, and the record says what decided instead."""
+        answer = Approve() if isinstance(decision, Allow) else Reject()
+        self.services.emit(
+            PermissionAnswered(answer=answer, decided_by=decision.decided_by, **self.event_fields())
+        )
+        if isinstance(decision, Deny):
+            raise self.deny(decision.decided_by, decision.message)
+        self.notice(
+            "info",
+            f"Allowed without an answer once the mode changed: {decision.decided_by.detail}.",
+        )
+        if decision.updated_input is not None:
+            return self.reparse(tool, decision.updated_input, ""), decision.sandbox
+        return before, decision.sandbox
 
     def progress(self, data: Any) -> None:
         self.services.emit(ToolProgress(data=data, **self.event_fields()))

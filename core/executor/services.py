@@ -2,8 +2,9 @@
 
 The executor knows nothing of settings files, the model or the UI. It is handed a sink for
 events, a permission chain, a hook runner, a port to ask a person (None when nobody can
-answer, as in a headless run), and a store for oversized results. Sub-agents get a copy
-with `parent_tool_use_id` set, so that every event they cause nests under their Task call.
+answer, as in a headless run), the questions still open (`waiting`), and a store for
+oversized results. Sub-agents get a copy with `parent_tool_use_id` set, so that every event
+they cause nests under their Task call.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from ..hooks import HookRunner, PreToolUseOutcome
 from ..permissions.decide import DecisionChain
 from ..ports import PermissionAnswer, PermissionPort, PermissionRequest
 from ..results import ResultStore
+from .waiting import WaitingAsks
 
 if TYPE_CHECKING:
     from ..tool import Tool, ToolContext
@@ -78,6 +80,9 @@ class ExecutorServices:
     max_concurrency: int = field(default_factory=max_tool_use_concurrency)
     parent_tool_use_id: str | None = None
     agent_label: str | None = None
+    waiting: WaitingAsks = field(default_factory=WaitingAsks)
+    """The calls waiting for a person's answer, decided again when the mode changes; a
+    sub-agent's copy of the services shares its session's."""
 
     def emit(self, event: EngineEvent) -> None:
         # A broken front end must not take a tool call down with it.

@@ -326,7 +326,11 @@ class StreamingToolExecutor:
         else:
             self._services.emit(
                 ToolCompleted(
-                    duration_s=time.monotonic() - tracked.started_at,
+                    # the call's own time: waiting for a person is reported beside it
+                    duration_s=max(0.0, time.monotonic() - tracked.started_at - outcome.waited_s),
+                    waited_s=outcome.waited_s,
+                    outcome=outcome.outcome,
+                    denied_by=outcome.denied_by,
                     is_error=outcome.is_error,
                     failed_stage=outcome.failed_stage,
                     sandbox=outcome.sandbox,

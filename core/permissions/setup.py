@@ -8,7 +8,8 @@ trust, not about files:
   always apply), with a note saying so. A cloned repository cannot grant itself permissions.
 - bypassPermissions is only reachable when the session starts with it
   (`--permission-mode bypassPermissions` or `--allow-bypass`); a `defaultMode` of bypass from
-  any settings file without that starts in default mode, with a note.
+  any settings file without that starts in default mode, with a note. A settings file's
+  `disableBypassPermissionsMode: "disable"` takes it away even then, with a note.
 """
 
 from __future__ import annotations
@@ -63,6 +64,15 @@ def permission_context_from(
             default_mode = None
     bypass_available = allow_bypass or mode == "bypassPermissions"
     chosen: PermissionMode = mode or default_mode or "default"
+    if bypass_available and settings.bypass_disabled_in is not None:
+        notes.append(
+            "bypassPermissions is turned off by disableBypassPermissionsMode in "
+            f"{settings.bypass_disabled_in}"
+            + ("; starting in default mode" if chosen == "bypassPermissions" else "")
+        )
+        bypass_available = False
+        if chosen == "bypassPermissions":
+            chosen = "default"
     if chosen == "bypassPermissions" and not bypass_available:
         notes.append(
             "defaultMode bypassPermissions needs --allow-bypass (or --permission-mode "

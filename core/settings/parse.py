@@ -2,11 +2,12 @@
 
 A bad file never stops proctor, and a bad part of a file costs only that part: a known key of
 the wrong type skips just that key (or that list element), a bad rule skips just that rule, and
-each is a `SettingsProblem` naming file, line and column. Unknown keys are ignored so newer
-files work with older proctors, except inside the `sandbox` section: a sandbox setting that is
-misspelt or unsupported would quietly leave commands less fenced than the user meant, so it is
-reported. A project's `.mcp.json` is read for its `mcpServers` alone: its other keys belong
-to the tools that wrote it, and must not add hooks or rules. Each server entry is read by
+each is a `SettingsProblem` naming file, line and column. A key proctor does not act on costs
+only itself too, and is reported once, so nobody believes it works: another agent's setting
+with why proctor does not have it (foreign.py; `defaultMode: "auto"` is used as the default
+mode), an unknown one as unknown; newer files still work with older proctors. A project's
+`.mcp.json` is read for its `mcpServers` alone: its other keys belong to the tools that wrote
+it, and must not add hooks or rules. Each server entry is read by
 `mcp_servers.read_servers`.
 
 `additionalDirectories` resolve against the directory of the file declaring them (`~`
@@ -17,7 +18,7 @@ layers of every source is the reader's job (`read.py`).
 from __future__ import annotations
 
 import os
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
@@ -26,12 +27,22 @@ from ..access.context import PERMISSION_MODES, PermissionMode, PermissionRule, R
 from ..access.modes import parse_cycle
 from ..access.rules import RuleSyntaxError, parse_rule, rule_problem
 from ..hooks import HOOK_EVENTS, HookEvent
+from . import foreign
 from .mcp_servers import McpServerConfig, read_servers
 from .problems import JsonPath, SettingsProblem, dotted, kind_of, line_column, locate
 from .sandbox import FILESYSTEM_KEYS, LIST_KEYS, SCALAR_KEYS, UNSUPPORTED_KEYS
 from .values import DEFAULT_HOOK_TIMEOUT_S, HookCommand, HookEntry, SettingsSource
 
 _BEHAVIORS: tuple[RuleBehavior, ...] = ("allow", "deny", "ask")
+_TOP_KEYS = frozenset(
+    {"permissions", "hooks", "model", "mcpServers", "sandbox", "readClaudeSettings"}
+    | {"disabledMcpjsonServers"}
+)
+_PERMISSION_KEYS = frozenset(
+    {*_BEHAVIORS, "defaultMode", "modeCycle", "additionalDirectories"}
+    | {"disableBypassPermissionsMode"}
+)
+_UNKNOWN = "is not a setting proctor knows (misspelt, or another tool's?); ignored"
 
 
 @dataclass(slots=True)
@@ -50,6 +61,10 @@ class Layer:
     """By name; None for a server reported and not started (it still claims its name)."""
     read_claude: bool | None = None
     sandbox: dict[str, Any] = field(default_factory=dict)
+    bypass_disabled: bool = False
+    """`permissions.disableBypassPermissionsMode: "disable"`."""
+    disabled_mcp_json: list[str] = field(default_factory=list)
+    """`disabledMcpjsonServers`: servers of the project's `.mcp.json` not to start."""
 
 
 class FileParser:
@@ -91,7 +106,12 @@ class FileParser:
             self.hooks(data["hooks"])
         if "model" in data:
             model = data["model"]
-            if isinstance(model, str) and model.strip():
+            if isinstance(model, str) and (why := foreign.unsupported_model(model.strip())):
+                self.problem(
+                    ("model",),
+                    f"{model!r} is not supported by proctor ({why}); this file's model is ignored",
+                )
+            elif isinstance(model, str) and model.strip():
                 self.layer.model = model.strip()
             else:
                 self.problem(("model",), f"must be a model name, not {kind_of(model)}")
@@ -107,6 +127,24 @@ class FileParser:
                 self.problem(
                     ("readClaudeSettings",), f"must be true or false, not {kind_of(value)}"
                 )
+        if "disabledMcpjsonServers" in data:
+            at: JsonPath = ("disabledMcpjsonServers",)
+            names = self.strings(at, data["disabledMcpjsonServers"], "server names")
+            self.layer.disabled_mcp_json = [name for _, name in names]
+        self.foreign_keys((), data, _TOP_KEYS | foreign.SILENT_KEYS, foreign.UNSUPPORTED_KEYS)
+
+    def foreign_keys(
+        self, at: JsonPath, section: dict[str, Any], known: Collection[str], why: Mapping[str, str]
+    ) -> None:
+        """Report each key of `section` proctor does not act on: another agent's (with
+        `why[key]`) or one nobody knows. The rest of the file counts either way."""
+        for key in section:
+            if key in known:
+                continue
+            if key in why:
+                self.problem((*at, key), f"is not supported by proctor ({why[key]}); ignored")
+            else:
+                self.problem((*at, key), _UNKNOWN)
 
     def mcp_servers(self, servers: Any) -> None:
         if not isinstance(servers, dict):
@@ -135,6 +173,12 @@ class FileParser:
             mode = permissions["defaultMode"]
             if isinstance(mode, str) and mode in PERMISSION_MODES:
                 self.layer.default_mode = mode
+            elif isinstance(mode, str) and mode in foreign.UNSUPPORTED_MODES:
+                self.problem(
+                    ("permissions", "defaultMode"),
+                    f"{mode!r} is not supported by proctor ({foreign.UNSUPPORTED_MODES[mode]}); "
+                    "using the default mode instead",
+                )
             else:
                 valid = ", ".join(PERMISSION_MODES)
                 shown = repr(mode) if isinstance(mode, str) else kind_of(mode)
@@ -158,6 +202,18 @@ class FileParser:
                     self.problem((*at, index), f"cannot be resolved ({error}); ignored")
                 else:
                     self.layer.directories.append(directory)
+        if "disableBypassPermissionsMode" in permissions:
+            value = permissions["disableBypassPermissionsMode"]
+            if value == "disable":
+                self.layer.bypass_disabled = True
+            else:
+                self.problem(
+                    ("permissions", "disableBypassPermissionsMode"),
+                    f'must be "disable", not {kind_of(value)}; ignored',
+                )
+        self.foreign_keys(
+            ("permissions",), permissions, _PERMISSION_KEYS, foreign.UNSUPPORTED_PERMISSION_KEYS
+        )
 
     def sandbox(self, section: Any) -> None:
         if not isinstance(section, dict):

@@ -9,12 +9,16 @@ only), and `settings.json` in the user config directory ("user").
 - Startup and `proctor check` call `load_settings` every time, so the happy path is plain
   `json.loads` per file; line and column are found only for a problem (`problems.py`).
 - A JSON syntax error (or a file that cannot be read) ignores that whole file, reported; a
-  missing file is silent unless it was named with `--settings`. An empty (whitespace-only)
-  file counts as `{}`: editors and `touch` create them.
+  missing file is silent unless it was named with `--settings`. A front end calls
+  `require_settings_file` first: a file the user named and proctor cannot read stops the
+  start (the run would otherwise go ahead without the rules the user meant it to have). An
+  empty (whitespace-only) file counts as `{}`: editors and `touch` create them.
 - Scalars (`defaultMode`, `modeCycle`, `readClaudeSettings`, `model`) come from the highest
   source that sets them; `mcpServers` merge by name, the higher source winning a name (even
   with an entry too broken to start: the server is then not started at all); rules, hooks and
-  directories from every source are kept, in order (a directory once).
+  directories from every source are kept, in order (a directory once). What only takes
+  something away counts from any file: `disableBypassPermissionsMode`, and the
+  `disabledMcpjsonServers` that keep `.mcp.json` servers from starting.
 - `.claude` files are read unless `"readClaudeSettings": false` is set in a proctor file
   (user, project, local or the `--settings` file; highest wins) or the environment has
   `PROCTOR_NO_CLAUDE_SETTINGS` set to 1/true/yes/on. `.mcp.json` is read either way: it is
@@ -40,6 +44,32 @@ from .sandbox import SandboxLayer
 from .values import SETTINGS_SOURCES, Settings, SettingsSource
 
 _TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
+
+
+class SettingsFileError(Exception):
+    """The `--settings` file is missing or cannot be read; the message says which and why."""
+
+
+def require_settings_file(path: Path) -> None:
+    """Raise `SettingsFileError` unless `path` is a file proctor can read.
+
+    What is inside is not judged here: a bad key or broken JSON is a problem reported with
+    its line, as in every other file."""
+    if path.as_posix().lstrip().startswith("{"):
+        raise SettingsFileError(
+            "--settings takes a file; inline JSON is not supported: put it in a file and "
+            "pass that file's path"
+        )
+    try:
+        with path.open("rb"):
+            pass
+    except FileNotFoundError:
+        raise SettingsFileError(f"--settings {path}: there is no such file") from None
+    except IsADirectoryError:
+        raise SettingsFileError(f"--settings {path}: is a directory, not a file") from None
+    except OSError as error:
+        reason = error.strerror or str(error)
+        raise SettingsFileError(f"--settings {path}: cannot be read ({reason})") from None
 
 
 def _read_json_object(
@@ -168,6 +198,11 @@ def _merge(layers: list[Layer], problems: list[SettingsProblem]) -> Settings:
             directories.setdefault(directory, layer.source)
         for name, server in layer.mcp_servers.items():
             servers.setdefault(name, server)
+    disabled = {name for layer in layers for name in layer.disabled_mcp_json}
+    for name, server in list(servers.items()):
+        if server is not None and server.source == "mcp-json" and name in disabled:
+            del servers[name]
+    no_bypass = next((layer for layer in layers if layer.bypass_disabled), None)
     mode_layer = next((layer for layer in layers if layer.default_mode), None)
     with_files = [layer for layer in layers if layer.path is not None]
     return Settings(
@@ -188,4 +223,5 @@ def _merge(layers: list[Layer], problems: list[SettingsProblem]) -> Settings:
         files=tuple(cast(Path, layer.path) for layer in with_files),
         problems=tuple(problems),
         file_sources=tuple(layer.source for layer in with_files),
+        bypass_disabled_in=str(no_bypass.path or no_bypass.source) if no_bypass else None,
     )

@@ -84,6 +84,9 @@ class Settings:
     sandbox_layers: tuple[SandboxLayer, ...] = ()
     """Each file's `sandbox` section, highest source first (merged once trust is known:
     `core.settings.sandbox.merge`)."""
+    bypass_disabled_in: str | None = None
+    """The file that set `permissions.disableBypassPermissionsMode: "disable"` (any file
+    may: it only takes a mode away); None when none did."""
 
     @property
     def has_project_hooks_or_settings(self) -> bool:

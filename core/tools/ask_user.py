@@ -7,9 +7,10 @@ adds that choice), so options need not be exhaustive.
 Three endings, each told to the model in words it can act on:
 - answered: each question with its answer;
 - declined (the port returns None: the person pressed esc): not an error, because nothing
-  failed; the person chose not to answer. The result says so in those words and tells the
-  model not to carry on as if they had answered. Its output names the ending
-  (`outcome_words`), so a front end can say "declined" on the call's line, not "failed";
+  failed; the person chose not to answer, which the engine reads as their "no"
+  (core/access/call_outcome.py), like a plan they kept planning. The result says so in
+  those words and tells the model not to carry on as if they had answered; its output
+  names it (`outcome_words`), so the call's line says "declined";
 - nobody to answer (no port, or a session that must not prompt): *not* an error. Nothing
   went wrong and the model cannot fix anything by retrying; it is told to proceed on its best
   judgement and to say what it assumed, which is what a headless run needs.
@@ -87,8 +88,8 @@ class QuestionOutcome:
 
     @property
     def outcome_words(self) -> str:
-        """How the call ended, for the call's line, when that is not a plain answer."""
-        return {"declined": "declined", "nobody": "not asked"}.get(self.status, "")
+        """What a front end calls the person's "no" on the call's line: "declined"."""
+        return "declined" if self.status == "declined" else ""
 
 
 PROMPT = """\

@@ -266,9 +266,18 @@ def test_an_empty_file_is_no_settings(project: Path) -> None:
     assert settings.files == (path,)
 
 
-def test_unknown_keys_are_ignored(project: Path) -> None:
-    write(project / ".proctor/settings.json", {"future": 1, "permissions": {"later": [1]}})
-    assert load_settings(project).problems == ()
+def test_unknown_keys_are_reported_and_the_rest_of_the_file_counts(project: Path) -> None:
+    path = write(
+        project / ".proctor/settings.json",
+        {"future": 1, "permissions": {"later": [1], "allow": ["Grep"]}},
+    )
+    settings = load_settings(project)
+    assert [(p.path, p.line, p.message.split(":")[0]) for p in settings.problems] == [
+        (path, 4, "permissions.later"),
+        (path, 2, "future"),
+    ]
+    assert all("is not a setting proctor knows" in p.message for p in settings.problems)
+    assert rule_strings(settings, "allow") == [("Grep", "project")]
 
 
 def test_an_unreadable_file_is_a_problem_and_proctor_goes_on(project: Path, home: Path) -> None:
@@ -431,7 +440,7 @@ def test_remember_is_atomic_and_leaves_no_temp_files(project: Path) -> None:
 
 def test_the_line_finder_is_not_fooled_by_strings_and_nesting(project: Path) -> None:
     text = (
-        '{"x": ["}", "\\"]", {"a": [1, -2.5e3, true, null]}],\n'
+        '{"$schema": ["}", "\\"]", {"a": [1, -2.5e3, true, null]}],\n'
         ' "permissions": {"allow": ["Bash(echo \\"{[\\")", "Read", "Bash(x"],\n'
         '                 "allow": ["Write(", "Grep"]}}\n'
     )

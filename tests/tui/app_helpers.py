@@ -46,6 +46,7 @@ def make_app(
     allow: Sequence[str] = (),
     mode: Any = None,
     trust: bool = True,
+    allow_bypass: bool = False,
 ) -> ProctorApp:
     scenario = write_scenario(project, turns, prompt or "go")
     prepared = prepare_session(
@@ -56,6 +57,7 @@ def make_app(
             demo_speed=0,
             allow=tuple(allow),
             mode=mode,
+            allow_bypass=allow_bypass,
         )
     )
     return ProctorApp(LaunchOptions(prepared, trust=trust, first_prompt=prompt))

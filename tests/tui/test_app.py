@@ -97,3 +97,16 @@ async def test_a_session_that_cannot_be_set_up_ends_the_app_with_the_reason(
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.return_code is not None, "the app to give up")
     assert app.return_code == 2
+
+
+async def test_a_settings_file_that_is_not_there_ends_the_app_with_the_reason(tmp_path: Path):
+    from core.agent.options import SessionOptions
+    from tui.app import LaunchOptions, ProctorApp
+
+    missing = tmp_path / "ci-settings.json"
+    options = SessionOptions(cwd=tmp_path, demo=True, scenario="quick", settings_file=missing)
+    app = ProctorApp(LaunchOptions(options))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.return_code is not None, "the app to give up")
+    assert app.return_code == 2
+    assert app.live is None  # nothing started without the file's rules

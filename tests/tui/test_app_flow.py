@@ -85,10 +85,87 @@ async def test_denying_with_feedback_tells_the_model(project: Path):
         await pilot.press("enter")
         await until(pilot, lambda: turn_over(app))
         (record,) = app.book.calls.values()
-        assert record.state == "failed"
+        assert record.state == "denied"
         assert record.result is not None and "use make clean" in record.result
         sent = [m for m in app.live.loop.messages if m["role"] == "user"]
         assert "use make clean" in json.dumps(sent[-1])
+        assert "<tool_use_error>" in json.dumps(sent[-1])  # the model still reads an error
+
+
+async def test_a_denied_call_reads_denied_with_the_wait_and_its_reason_in_words(project: Path):
+    app = make_app(project, [[bash("rm -rf build")], [text("Understood.")]])
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: asking(app))
+        await pilot.press("n", "enter")
+        await until(pilot, lambda: turn_over(app))
+        (call_id,) = app.book.calls
+        line = app.conversation.tool_line(call_id)
+        assert line is not None
+        assert "denied by you · waited" in line.text and "failed" not in line.text
+        assert line.text.startswith("⊖")
+        (row,) = [r for r in app.tool_queue.rows_text() if "rm -rf build" in r]
+        assert "denied" in row and "failed" not in row
+        line.expanded = True
+        await until(pilot, lambda: line.detail is not None and line.detail.result.display)
+        assert line.detail is not None
+        said_back = str(line.detail.result.render())
+        assert "doesn't want to proceed" in said_back and "<tool_use_error>" not in said_back
+        turn = app.book.current_turn
+        assert turn is not None and "1 denied" in app.book.summary(turn).describe()
+
+
+async def test_shift_tab_to_accept_edits_lets_a_waiting_edit_run_and_closes_its_dialog(
+    project: Path,
+):
+    (project / "notes.md").write_text("draft\n")
+    edit = {
+        "type": "tool_use",
+        "name": "Edit",
+        "input": {
+            "file_path": "{workspace}/notes.md",
+            "old_string": "draft",
+            "new_string": "final",
+        },
+    }
+    read = {"type": "tool_use", "name": "Read", "input": {"file_path": "{workspace}/notes.md"}}
+    app = make_app(project, [[read], [edit], [text("Edited.")]])
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: asking(app), "the Edit's dialog")
+        await pilot.press("shift+tab")
+        await until(pilot, lambda: not asking(app), "the dialog to close")
+        await until(pilot, lambda: turn_over(app))
+        assert (project / "notes.md").read_text() == "final\n"
+        assert app.live.mode == "acceptEdits" and app.status_bar.mode == "acceptEdits"
+        _, call_id = app.book.calls
+        assert app.book.calls[call_id].state == "done"
+        line = app.conversation.tool_line(call_id)
+        assert line is not None and " · waited " in line.text
+        notes = line.rows_text()[1:]
+        assert any("Allowed without an answer" in note for note in notes)
+
+
+async def test_every_waiting_dialog_is_decided_again_when_the_mode_changes(
+    project: Path, tmp_path: Path
+):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for n in range(3):
+        (outside / f"{n}.txt").write_text(f"file {n}\n")
+    reads = [
+        {"type": "tool_use", "name": "Read", "input": {"file_path": str(outside / f"{n}.txt")}}
+        for n in range(3)
+    ]
+    app = make_app(project, [reads, [text("Read all three.")]], allow_bypass=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: asking(app) and app.ports.waiting_permissions == 3)
+        await pilot.press("shift+tab", "shift+tab")  # accept edits, plan: reads outside still ask
+        await pilot.pause()
+        assert asking(app) and app.ports.waiting_permissions == 3
+        await pilot.press("shift+tab")  # bypass permissions: all three are allowed
+        await until(pilot, lambda: turn_over(app))
+        assert app.live.mode == "bypassPermissions"
+        assert [r.state for r in app.book.calls.values()] == ["done"] * 3
+        assert not asking(app) and app.ports.waiting_permissions == 0
 
 
 async def test_always_allow_writes_the_rule_and_the_next_call_does_not_ask(project: Path):

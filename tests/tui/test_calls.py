@@ -17,7 +17,7 @@ from core.events import (
     ToolQueued,
     ToolStarted,
 )
-from core.ports import Approve, PermissionRequest
+from core.ports import Approve, PermissionRequest, Reject
 from tui.calls import CallBook
 
 
@@ -83,6 +83,61 @@ def test_failures_say_the_stage_and_cancellations_say_why():
         "cancelled",
         "a sibling Bash call failed",
     )
+
+
+def test_a_denied_call_is_denied_not_failed_and_its_wait_is_kept_apart():
+    book = CallBook()
+    book.begin_turn("clean up", at=0.0)
+    book.apply(queued("a", "b1", name="Bash"))
+    book.apply(ToolStarted(at=1.0, **ids("a", "Bash")))
+    request = PermissionRequest("a", "Bash", {}, "rm -rf build", "why", DecidedBy("mode", "x"))
+    book.apply(PermissionAsked(at=1.1, request=request, **ids("a", "Bash")))
+    record = book.calls["a"]
+    # while it waits, the wait grows and the call's own time does not
+    assert round(record.waited(now=4.1), 3) == 3.0 and round(record.elapsed(now=4.1), 3) == 0.1
+    book.apply(PermissionAnswered(at=7.3, answer=Reject(), **ids("a", "Bash")))
+    book.apply(
+        ToolCompleted(
+            at=7.3,
+            duration_s=0.1,
+            waited_s=6.2,
+            is_error=True,
+            failed_stage="permission",
+            outcome="denied",
+            denied_by=DecidedBy("user", "the person said no"),
+            content="<tool_use_error>The user doesn't want to proceed.</tool_use_error>",
+            **ids("a", "Bash"),
+        )
+    )
+    assert (record.state, record.why, record.finished) == ("denied", "you", True)
+    assert (record.elapsed(now=99.0), record.waited_s) == (0.1, 6.2)
+    assert record.result == "The user doesn't want to proceed."  # words, not the model's marks
+    turn = book.end_turn("end_turn", at=8.0)
+    assert turn is not None and book.summary(turn).describe() == "1 call · 1 denied · 8.0 s"
+
+
+def test_who_denied_is_said_in_a_few_words():
+    book = CallBook()
+    deniers = {
+        "rule": DecidedBy("rule", "the deny rule Bash(rm:*) in settings.json"),
+        "mode": DecidedBy("mode", "plan mode"),
+        "hook": DecidedBy("hook", "a PreToolUse hook"),
+        "nobody": DecidedBy("default", "nobody was there to approve it"),
+    }
+    for name, by in deniers.items():
+        book.apply(queued(name, "b1"))
+        book.apply(
+            ToolCompleted(
+                duration_s=0.0, is_error=True, outcome="denied", denied_by=by, **ids(name)
+            )
+        )
+    assert {name: book.calls[name].why for name in deniers} == {
+        "rule": "a rule",
+        "mode": "plan mode",
+        "hook": "a hook",
+        "nobody": "",
+    }
+    assert {book.calls[name].state for name in deniers} == {"denied"}
 
 
 def test_progress_keeps_the_last_lines_the_size_and_the_spool(tmp_path: Path):
@@ -191,3 +246,8 @@ def test_an_error_reads_as_words_not_as_the_marks_the_model_gets():
     marked = "<tool_use_error>File does not exist.</tool_use_error>"
     book.apply(ToolCompleted(duration_s=0.1, is_error=True, content=marked, **ids("a")))
     assert book.calls["a"].result == "File does not exist."
+    # the marks are dropped from a text block too, and around the words' own whitespace
+    blocks = [{"type": "text", "text": "\n<tool_use_error>Denied by plan mode.</tool_use_error>\n"}]
+    book.apply(queued("b", "b1"))
+    book.apply(ToolCompleted(duration_s=0.1, is_error=True, content=blocks, **ids("b")))
+    assert book.calls["b"].result == "Denied by plan mode."

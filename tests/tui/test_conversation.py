@@ -18,7 +18,9 @@ from textual.widget import Widget
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownBlock
 
+from core.access.decision import DecidedBy
 from core.agent.loop import (
+    CUT_OFF_LINE,
     AssistantMessage,
     HookNotice,
     Interrupted,
@@ -33,6 +35,7 @@ from core.events import (
     PermissionAsked,
     ResultPersisted,
     SubAgentEvent,
+    ToolCancelled,
     ToolCompleted,
     ToolNotice,
     ToolProgress,
@@ -246,6 +249,39 @@ async def test_a_failed_call_and_one_awaiting_approval_say_so() -> None:
         assert waiting.run is failed.run and (waiting.row, failed.row) == (0, 1)
 
 
+async def test_a_denied_call_reads_denied_in_its_own_colour_and_waits_are_apart() -> None:
+    app = Host()
+    async with app.run_test(size=(80, 20)) as pilot:
+        app.send("go")
+        app.feed(
+            queued(app, "a", "Bash", "rm -rf build", {"command": "rm -rf build"}),
+            queued(app, "b", "Edit", "notes.md", {"file_path": "notes.md"}),
+            ToolStarted(at=app.at(), **ids("a", "Bash")),
+            ToolCompleted(
+                at=app.at(),
+                **ids("a", "Bash"),
+                duration_s=0.0,
+                waited_s=6.2,
+                is_error=True,
+                failed_stage="permission",
+                outcome="denied",
+                denied_by=DecidedBy("user", "the person said no"),
+            ),
+            ToolStarted(at=app.at(), **ids("b", "Edit")),
+            ToolCompleted(
+                at=app.at(), **ids("b", "Edit"), duration_s=0.012, waited_s=6.2, is_error=False
+            ),
+        )
+        await pilot.pause()
+        denied, edited = app.pane.tool_line("a"), app.pane.tool_line("b")
+        assert denied is not None and edited is not None
+        assert header_text(denied).startswith("⊖ Bash")
+        assert header_text(denied).rstrip().endswith("denied by you · waited 6.2 s")
+        assert "failed" not in header_text(denied)
+        assert glyph_colour(denied) == theme_colour("tool-denied") != theme_colour("tool-failed")
+        assert header_text(edited).rstrip().endswith("12 ms · waited 6.2 s")
+
+
 async def test_enter_opens_a_call_to_its_full_input_and_result() -> None:
     app = Host()
     async with app.run_test(size=(90, 30)) as pilot:
@@ -410,7 +446,60 @@ async def test_turn_errors_retries_interruptions_and_hook_notes_show_their_text(
         assert any("Authentication failed: check ANTHROPIC_API_KEY" in text for text in texts)
         assert any("interrupted" in text for text in texts)
         assert any("hook: prompt logged" in text for text in texts)
-        assert app.query_one(AssistantText).has_class("-discarded")
+        assert not app.query(AssistantText)  # the failed stream's text was withdrawn
+
+
+async def test_a_retried_stream_shows_its_text_once_with_the_retry_noted() -> None:
+    app = Host()
+    said = "I will read the notes first."
+    async with app.run_test(size=(90, 30)) as pilot:
+        app.send("go")
+        app.feed(TextDelta(text=said[:10]))
+        await pilot.pause()  # the first part is on screen before the stream breaks
+        app.feed(
+            TextDelta(text=said[10:]),
+            queued(app, "t1", "Read", "notes.txt", {"file_path": "notes.txt"}),
+            TextDelta(text=" Then"),
+            Retrying(
+                attempt=1,
+                delay_s=2,
+                error="the connection dropped",
+                max_attempts=5,
+                discarded_text=said + " Then",
+            ),
+        )
+        await pilot.pause()
+        app.feed(TextDelta(text=said), TextDelta(text=" Done."))
+        app.feed(
+            AssistantMessage(content=({"type": "text", "text": said + " Done."},), stop_reason=None)
+        )
+        await pilot.pause()
+        (block,) = app.query(AssistantText)
+        await block.wait_finished()
+        assert block.source == said + " Done."
+        kinds = [type(child).__name__ for child in app.pane.children]
+        assert kinds == ["PromptBlock", "ToolRun", "Notice", "AssistantText"]
+        notice = app.query_one(Notice)
+        assert shown(notice).strip() == "the connection dropped, retrying in 2.0 s (2/5)"
+
+
+async def test_a_call_cut_off_by_max_tokens_says_it_was_not_run() -> None:
+    app = Host()
+    async with app.run_test(size=(100, 20)) as pilot:
+        app.send("write it")
+        app.feed(
+            queued(app, "w", "Write", "{'file_path': 'NOTES.md'}", {"file_path": "NOTES.md"}),
+            ToolCancelled(
+                at=app.at(),
+                **ids("w", "Write"),
+                reason="cut_off",
+                message=CUT_OFF_LINE,
+            ),
+        )
+        await pilot.pause()
+        line = app.pane.tool_line("w")
+        assert line is not None
+        assert "not run: the response was cut off" in header_text(line)
 
 
 async def test_a_mode_change_is_a_dim_line_naming_the_mode() -> None:

@@ -1,7 +1,7 @@
 """The agent's questions in the real app: answered with enter, or declined with esc.
 
 The real engine runs AskUserQuestion from a scripted model; the person answers through the
-dialog as they would. Declining is a choice, not a failure: the call's line says
+dialog as they would. Declining is the person's "no", not a failure: the call's line says
 "declined", the model is told the person declined, and nothing is marked as an error.
 """
 
@@ -15,6 +15,7 @@ import pytest
 from app_helpers import SIZE, make_app, text, turn_over, until
 
 from tui.screens.question import QuestionScreen
+from tui.widgets.queue_layout import call_note
 from tui.widgets.tool_run import ToolRun
 
 QUESTION = "Which fields should `--json` include?"
@@ -68,10 +69,13 @@ async def test_esc_declines_and_the_line_says_declined_not_failed(project: Path)
         await pilot.press("escape")
         await until(pilot, lambda: turn_over(app), "the turn to end")
         (record,) = app.book.calls.values()
-        assert record.state == "done"
+        assert record.state == "denied"  # the person's "no", counted with the other denials
         await until(pilot, lambda: any("declined" in line for line in call_lines(app)))
         (line,) = [line for line in call_lines(app) if "AskUserQuestion" in line]
-        assert "declined ·" in line and "failed" not in line and "✗" not in line
+        assert "failed" not in line and "✗" not in line and "denied" not in line
+        (queued,) = [row for row in app.tool_queue.rows_text() if "AskUserQuestion" in row]
+        assert "✗" not in queued and "fail" not in queued
+        assert call_note(record).startswith("declined")  # the queue's words (cut to fit there)
         result = last_tool_result(app)
         assert not result.get("is_error")
         assert "declined to answer" in json.dumps(result["content"])

@@ -22,7 +22,6 @@ class AssistantText(Markdown):
         margin: 1 0 0 0;
         padding: 0 1;
     }
-    AssistantText.-discarded { opacity: 50%; }
     """
 
     def __init__(self, text: str) -> None:

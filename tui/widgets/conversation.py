@@ -11,6 +11,10 @@ One pass over the batch decides three things, and only then is the screen touche
 - changed calls: a set of ids, each call's rows repainted once from its record however many
   events it had (a running command's progress ticks cost a set insert each).
 
+A stream that fails and is retried says its text again: the text blocks the failed attempt
+streamed are taken out of the pane (`Retrying`), and a notice says the retry, so the answer
+reads once. Its tool calls stay, cancelled: they may have started, and that is worth seeing.
+
 Order is the rule for text blocks: text continues in the current block only while that block
 is the last thing in the pane. A tool call, a note or a new message closes it, and the next
 delta starts a new block below, so the pane reads top to bottom as things happened.
@@ -173,6 +177,8 @@ class Conversation(VerticalScroll):
         self._text_block: AssistantText | None = None
         """The block deltas go to; None once something else follows it."""
         self._pending_text: list[str] = []
+        self._attempt_text: list[AssistantText] = []
+        """Text blocks of the model's current response, withdrawn if its stream is retried."""
         self._to_mount: list[Widget] = []
         self._streamed_since_message = False
         self._said_of_server: dict[str, tuple[str, str]] = {}
@@ -187,6 +193,7 @@ class Conversation(VerticalScroll):
         """The user's prompt, when it is sent to the agent."""
         self._add(PromptBlock(text))
         self._streamed_since_message = False
+        self._attempt_text.clear()
         self._mount_new()
 
     def add_notice(self, text: str, level: NoticeLevel = "info") -> None:
@@ -341,11 +348,9 @@ class Conversation(VerticalScroll):
                     self._show_unstreamed(event)
                 self._close_text()
                 self._streamed_since_message = False
+                self._attempt_text.clear()
             case Retrying():
-                # The failed stream's text is superseded by the retried one.
-                self._flush_text()
-                if self._text_block is not None:
-                    self._text_block.add_class("-discarded")
+                self._withdraw_attempt_text()
                 self._add(Notice(event.describe(), "warning"))
                 self._streamed_since_message = False
             case TurnError():
@@ -373,6 +378,17 @@ class Conversation(VerticalScroll):
             return
         self._said_of_server[event.server] = what
         self._add(Notice(*said))
+
+    def _withdraw_attempt_text(self) -> None:
+        """The failed stream's text goes: the retried response says it again."""
+        self._pending_text.clear()
+        self._text_block = None
+        for block in self._attempt_text:
+            if block in self._to_mount:
+                self._to_mount.remove(block)
+            else:
+                block.remove()
+        self._attempt_text.clear()
 
     def _show_unstreamed(self, event: AssistantMessage) -> None:
         """A message whose text never streamed (a replayed session): show it whole."""
@@ -403,6 +419,7 @@ class Conversation(VerticalScroll):
 
             self._text_block = AssistantText(text)
             self._to_mount.append(self._text_block)
+            self._attempt_text.append(self._text_block)
             self._open_run = None
         else:
             self._text_block.feed(text)

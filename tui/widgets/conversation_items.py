@@ -16,7 +16,6 @@ result's border keys on with the `$tool-*` theme variables, so a theme decides e
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +24,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from tui.calls import SANDBOX_WORDS, CallRecord, CallState, format_duration
+from tui.calls import SANDBOX_WORDS, CallRecord, CallState, denied_words, format_duration
 
 RESULT_MAX_LINES = 40
 RESULT_MAX_CHARS = 8_000
@@ -37,6 +36,7 @@ GLYPHS: dict[CallState, str] = {
     "running": "●",
     "done": "✓",
     "failed": "✗",
+    "denied": "⊖",
     "cancelled": "⊘",
 }
 STATE_CLASSES: tuple[str, ...] = tuple(f"-{state}" for state in GLYPHS)
@@ -46,19 +46,9 @@ def state_text(record: CallRecord) -> str:
     """The right-hand end of a call's line: what it is doing, or how long it took, and for
     a command whether it runs sandboxed."""
     state = _state_words(record)
-    if record.state == "done" and (words := outcome_words(record)):
-        state = f"{words} · {state}"
     if record.sandbox is not None:
         return f"{SANDBOX_WORDS[record.sandbox]} · {state}"
     return state
-
-
-def outcome_words(record: CallRecord) -> str:
-    """How a call that succeeded ended, when its tool's output says it was not the plain
-    ending: AskUserQuestion's `declined` (the person pressed esc). A tool's output may carry
-    `outcome_words`; the line reads them instead of knowing tools by name."""
-    words = getattr(record.output, "outcome_words", "")
-    return words if isinstance(words, str) else ""
 
 
 def _state_words(record: CallRecord) -> str:
@@ -70,13 +60,24 @@ def _state_words(record: CallRecord) -> str:
         case "running":
             return "running"
         case "done":
-            return format_duration(record.elapsed(record.ended_at or 0.0))
+            return format_duration(record.elapsed(record.ended_at or 0.0)) + waited_words(record)
         case "failed":
             stage = f" ({record.why})" if record.why and record.why != "call" else ""
-            return f"failed{stage} · {format_duration(record.elapsed(record.ended_at or 0.0))}"
+            took = format_duration(record.elapsed(record.ended_at or 0.0))
+            return f"failed{stage} · {took}{waited_words(record)}"
+        case "denied":  # it never ran: no time of its own to show
+            return denied_words(record) + waited_words(record)
         case "cancelled":
+            if record.cancel_reason == "cut_off":  # max_tokens ended the response mid-call
+                return "not run: the response was cut off"
             return "cancelled"
     return record.state
+
+
+def waited_words(record: CallRecord) -> str:
+    """ " · waited 6.2 s" for a finished call that waited for a person's answer: kept apart
+    from its own time, which it follows."""
+    return f" · waited {format_duration(record.waited_s)}" if record.waited_s > 0 else ""
 
 
 def one_line(text: str) -> str:
@@ -86,6 +87,8 @@ def one_line(text: str) -> str:
 def describe_input(tool_input: Any, headline_field: str | None = None) -> tuple[str, str]:
     """The headline of a call's input (the field its tool names: a command, a path) and the
     rest as pretty JSON. A shell command reads as one (`$ ...`)."""
+    import json  # here, not at the top: the first frame opens no call
+
     if not isinstance(tool_input, Mapping):
         return "", json.dumps(tool_input, indent=2, ensure_ascii=False, default=str)
     headline = ""
@@ -172,6 +175,7 @@ class ToolLineDetail(Vertical):
     }
     ToolLineDetail > .result-note { color: $text-muted; text-style: italic; }
     ToolLineDetail.-failed > .result { border-left: outer $tool-failed; }
+    ToolLineDetail.-denied > .result { border-left: outer $tool-denied; }
     ToolLineDetail.-cancelled > .result { border-left: outer $tool-cancelled; }
     """
 

@@ -28,7 +28,6 @@ here (the main screen), and the first of them must not replace a draft.
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 from typing import ClassVar
@@ -48,6 +47,8 @@ QUIT_PLACEHOLDER = "Press ctrl+c again to quit"
 
 def load_history(path: Path, limit: int = HISTORY_LIMIT) -> list[str]:
     """The prompts stored in `path`, oldest first; anything unreadable is left out."""
+    import json  # here, not at the top: the first frame has no history to read
+
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError, ValueError):
@@ -164,6 +165,8 @@ class PromptInput(Input):
             self._save(text)
 
     def _save(self, text: str) -> None:
+        import json
+
         path = self.history_path
         assert path is not None
         try:

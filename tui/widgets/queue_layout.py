@@ -32,7 +32,14 @@ from rich.style import Style
 from rich.text import Text
 
 from core.access.mcp_names import display_name, split_tool_name
-from tui.calls import SANDBOX_BADGES, CallBook, CallRecord, CallState, format_duration
+from tui.calls import (
+    SANDBOX_BADGES,
+    CallBook,
+    CallRecord,
+    CallState,
+    denied_words,
+    format_duration,
+)
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 GLYPHS: dict[CallState, str] = {
@@ -41,6 +48,7 @@ GLYPHS: dict[CallState, str] = {
     "running": SPINNER[0],
     "done": "✓",
     "failed": "✗",
+    "denied": "⊖",
     "cancelled": "⊘",
 }
 LIVE_STATES: frozenset[CallState] = frozenset({"running", "waiting"})
@@ -296,16 +304,21 @@ def fit_tool_name(name: str, width: int) -> str:
 
 
 def call_note(record: CallRecord) -> str:
-    """The dimmed words after a call's summary: why it waits, failed or was cancelled."""
+    """The dimmed words after a call's summary: why it waits, failed, was denied or was
+    cancelled, and how long it waited for a person (its own time is the right column)."""
+    waited = f"waited {format_duration(record.waited_s)}" if record.waited_s > 0 else ""
     match record.state:
         case "waiting":
             return "waiting for approval"
         case "failed":
-            return f"failed at {record.why}" if record.why else "failed"
+            note = f"failed at {record.why}" if record.why else "failed"
+        case "denied":
+            note = denied_words(record)
         case "cancelled":
             return one_line(record.why) or "cancelled"
         case _:
-            return ""
+            note = ""
+    return " · ".join(part for part in (note, waited) if part)
 
 
 def row_text(
@@ -370,7 +383,12 @@ def _call_text(
     state = record.state
     state_style = style(state)
     glyph = SPINNER[frame % len(SPINNER)] if state == "running" else GLYPHS[state]
-    duration = "" if record.started_at is None else format_duration(record.elapsed(now))
+    if record.started_at is None or state == "denied":  # a denied call never ran
+        duration = ""
+    elif state == "waiting":  # how long the person has been asked, ticking
+        duration = format_duration(record.waited(now))
+    else:
+        duration = format_duration(record.elapsed(now))
     # A name says what the call is, so the column fits the longest one and the summary gives
     # way; a name is cut only where the row has no room for it beside its duration.
     reserve = DURATION_WIDTH if state in LIVE_STATES else cell_len(duration)

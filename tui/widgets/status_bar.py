@@ -45,7 +45,6 @@ from core.access.modes import MODE_LABELS
 from core.agent.events import TurnEnded
 from core.events import EngineEvent, McpServerChanged, ModeChanged, SubAgentEvent
 from tui.calls import CallBook
-from tui.pricing import cost_usd
 
 USAGE_KEYS = (
     "input_tokens",
@@ -186,15 +185,28 @@ class StatusBar(Widget):
         self.set_reactive(StatusBar.session_id, session_id)
         self.set_reactive(StatusBar.cost_usd, self._cost())
 
+    @property
+    def _segments(self) -> tuple[Label, ...]:
+        """Every segment, in the order of the line."""
+        return (
+            self._mode_label,
+            self._sandbox_label,
+            self._mcp_label,
+            self._model_label,
+            self._session_label,
+            self._tokens_label,
+            self._cost_label,
+            self._activity_label,
+        )
+
     def compose(self) -> ComposeResult:
-        yield self._mode_label
-        yield self._sandbox_label
-        yield self._mcp_label
-        yield self._model_label
-        yield self._session_label
-        yield self._tokens_label
-        yield self._cost_label
-        yield self._activity_label
+        # The sandbox and MCP segments join the line when they first have words (`_join`):
+        # the first frame has none for them, and each label is a widget to style, mount and
+        # lay out before that frame.
+        late = {self._sandbox_label: self.sandbox, self._mcp_label: self.mcp}
+        for label in self._segments:
+            if label not in late or late[label]:
+                yield label
 
     def on_mount(self) -> None:
         self.watch_mode(self.mode)
@@ -247,7 +259,11 @@ class StatusBar(Widget):
                 self.usage[key] += value
 
     def _cost(self) -> float | None:
-        return cost_usd(self.model, self.usage) if self.model else None
+        if not self.model:
+            return None
+        from tui.pricing import cost_usd  # (not before the first frame: no model yet)
+
+        return cost_usd(self.model, self.usage)
 
     # -- watchers --------------------------------------------------------------------------------
 
@@ -302,7 +318,19 @@ class StatusBar(Widget):
         if self._texts.get(label) == text and label.is_mounted:
             return
         self._texts[label] = text
+        if text and label.parent is None:
+            self._join(label)
         self._fit()
+
+    def _join(self, label: Label) -> None:
+        """Put a segment left out of the first frame in its place on the line."""
+        segments = self._segments
+        following = segments[segments.index(label) + 1 :]
+        anchor = next((other for other in following if other.parent is self), None)
+        # (No anchor before compose, which then yields the label itself; none to mount on
+        # once the screen is being taken down.)
+        if anchor is not None and self.is_attached:
+            self.mount(label, before=anchor)
 
     def _fit(self) -> None:
         """Show each segment that has something to say, less those `DROP_ORDER` gives up
@@ -330,7 +358,9 @@ class StatusBar(Widget):
             label.display = bool(text) and label.id not in hidden
             if text and self._shown.get(label) != shown[label]:
                 self._shown[label] = shown[label]
-                label.update(shown[label])
+                # The activity segment takes the rest of the line whatever it says, so its
+                # words need no layout of the screen (they change every second in a turn).
+                label.update(shown[label], layout=label is not self._activity_label)
 
     # -- events ----------------------------------------------------------------------------------
 

@@ -71,6 +71,7 @@ class ToolQueue(ScrollView, can_focus=True):
         "tool-queue--running",
         "tool-queue--done",
         "tool-queue--failed",
+        "tool-queue--denied",
         "tool-queue--cancelled",
         "tool-queue--tail",
         "tool-queue--batch",
@@ -93,6 +94,7 @@ class ToolQueue(ScrollView, can_focus=True):
     ToolQueue > .tool-queue--running { color: $tool-running; }
     ToolQueue > .tool-queue--done { color: $tool-done; }
     ToolQueue > .tool-queue--failed { color: $tool-failed; }
+    ToolQueue > .tool-queue--denied { color: $tool-denied; }
     ToolQueue > .tool-queue--cancelled { color: $tool-cancelled; }
     ToolQueue > .tool-queue--tail { color: $text-muted; }
     ToolQueue > .tool-queue--batch { color: $primary; }

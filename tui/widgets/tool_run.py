@@ -40,7 +40,7 @@ from .conversation_items import GLYPHS, SubAgentText, one_line, state_text
 ACTIVITY = -1
 """The `line` of a call's sub-agent activity row; 0 is its header, 1.. its notices."""
 
-_STATE_COLOURED = ("waiting", "failed", "cancelled")
+_STATE_COLOURED = ("waiting", "failed", "denied", "cancelled")
 """States whose words, not only their glyph, take the state's colour: they ask for a look."""
 
 
@@ -83,9 +83,11 @@ class ToolRun(Widget, can_focus=True):
         & > .tool-run--glyph-running { color: $tool-running; }
         & > .tool-run--glyph-done { color: $tool-done; }
         & > .tool-run--glyph-failed { color: $tool-failed; }
+        & > .tool-run--glyph-denied { color: $tool-denied; }
         & > .tool-run--glyph-cancelled { color: $tool-cancelled; }
         & > .tool-run--state-waiting { color: $tool-waiting; }
         & > .tool-run--state-failed { color: $tool-failed; }
+        & > .tool-run--state-denied { color: $tool-denied; }
         & > .tool-run--state-cancelled { color: $tool-cancelled; }
         & > .tool-run--notice { color: $text-warning; }
         & > .tool-run--activity { color: $text-muted; text-style: dim; }

@@ -74,6 +74,7 @@ async def test_every_shipped_scenario_runs_headless(name: str):
 
 async def test_without_a_key_it_says_how_to_get_one(monkeypatch, capsys):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
     status, records = await headless(demo=False, prompt="hello", output_format="text")
     assert status == 1 and records == []
     message = capsys.readouterr().err
@@ -171,5 +172,28 @@ async def test_text_narration_names_an_mcp_tool_as_server_then_tool(tmp_path: Pa
     )
     await run_headless(options, out)
     narrated = capsys.readouterr().err
-    assert "  github › create_issue" in narrated and " — failed at lookup" in narrated
+    assert "  github › create_issue" in narrated
+    assert " — not run: there is no such tool" in narrated
     assert "mcp__github__create_issue" not in narrated
+
+
+async def test_text_narration_says_a_call_nobody_could_approve_was_denied(tmp_path: Path, capsys):
+    call = {"type": "tool_use", "name": "Bash", "input": {"command": "rm -rf build"}}
+    scenario = tmp_path / "scenario.json"
+    scenario.write_text(
+        json.dumps(
+            {
+                "name": "rm",
+                "description": "a command that asks, with nobody to answer",
+                "prompt": "clean up",
+                "workspace": "cwd",
+                "turns": [[call], [{"type": "text", "text": "Not allowed."}]],
+            }
+        )
+    )
+    options = HeadlessOptions(
+        prompt=None, cwd=tmp_path, output_format="text", demo=True, scenario=str(scenario)
+    )
+    await run_headless(options, io.StringIO())
+    (line,) = [line for line in capsys.readouterr().err.splitlines() if "rm -rf build" in line]
+    assert "denied" in line and "failed" not in line

@@ -499,4 +499,4 @@ def test_failures_are_classified() -> None:
     refused = classify_failure(status(401, "authentication_error"))
     assert refused.action == "stop" and "ANTHROPIC_API_KEY" in refused.reason
     assert classify_failure(status(400, "invalid_request_error")).action == "stop"
-    assert RetryPolicy(base_delay_s=1).delay(3) == 4
+    assert RetryPolicy(base_delay_s=1, draw=lambda: 0).delay(3) == 4

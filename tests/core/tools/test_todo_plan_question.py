@@ -255,6 +255,7 @@ async def test_keep_planning_stays_in_plan_mode_and_passes_the_feedback(tmp_path
     outcome = await s.run("ExitPlanMode")
     assert not outcome.is_error
     assert "keep planning" in text(outcome) and "Also cover the CLI." in text(outcome)
+    assert outcome.outcome == "denied"  # the person said no to the plan: not a failure
     assert s.permissions.mode == "plan" and s.permissions.pre_plan_mode == "default"
     assert s.permissions.rules == ()
     assert [e.mode for e in s.of_kind(ModeChanged)] == ["plan"]
@@ -426,8 +427,10 @@ async def test_with_nobody_to_answer_the_model_is_told_to_use_its_judgement(
 async def test_a_dismissed_question_is_reported_as_declined_not_failed(tmp_path: Path) -> None:
     s = make_session(tmp_path, ScriptedUser(question_answers=[None]))
     outcome = await s.run("AskUserQuestion", questions=[question("Tabs or spaces?")])
-    # The person chose not to answer: nothing failed, and the model is told to wait.
+    # The person chose not to answer: their "no", not a failure, and the model is told to wait.
     assert not outcome.is_error and outcome.failed_stage is None
+    assert outcome.outcome == "denied" and outcome.denied_by is not None
+    assert outcome.denied_by.kind == "user"
     assert "declined to answer" in text(outcome) and "Do not assume answers" in text(outcome)
     assert outcome.data.outcome_words == "declined"
 
