@@ -148,8 +148,7 @@ async def tour(app: ProctorApp, shots: Shots) -> None:
         await pilot.press("1")
 
         await until(pilot, lambda: isinstance(app.screen, QuestionScreen), "the question")
-        await pilot.press("enter")
-        await pilot.press("ctrl+s")
+        await pilot.press("enter")  # one question: enter picks and submits
         await until(pilot, lambda: turn_over(app), "the end of the demo")
 
         await pilot.press("ctrl+o")

@@ -363,7 +363,12 @@ def _why(event: ToolCompleted) -> str:
 
 
 def denied_words(record: CallRecord) -> str:
-    """ "denied by you", "denied by plan mode", or "denied" when who said no says nothing."""
+    """ "denied by you", "denied by plan mode", or "denied" when who said no says nothing;
+    or the tool's own word for the person's "no", when its output has one (`outcome_words`:
+    AskUserQuestion's "declined"), so no tool is known here by name."""
+    words = getattr(record.output, "outcome_words", "")
+    if isinstance(words, str) and words:
+        return words
     return f"denied by {record.why}" if record.why else "denied"
 
 

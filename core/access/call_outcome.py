@@ -64,10 +64,10 @@ def call_outcome(block: Mapping[str, Any] | None, tool_name: str | None = None) 
     if block is None:
         return "failed"
     text = result_text(block)
+    if tool_name == "AskUserQuestion" and text.startswith(QUESTIONS_DECLINED_OPENING):
+        return "denied"  # not an error, as nothing failed (an older transcript may hold one)
     if block.get("is_error"):
         if text.startswith(DENIED_OPENING):
-            return "denied"
-        if tool_name == "AskUserQuestion" and text.startswith(QUESTIONS_DECLINED_OPENING):
             return "denied"
         return "failed"
     if tool_name == "ExitPlanMode" and text.startswith(PLAN_KEPT_OPENING):

@@ -6,8 +6,11 @@ adds that choice), so options need not be exhaustive.
 
 Three endings, each told to the model in words it can act on:
 - answered: each question with its answer;
-- dismissed (the port returns None): an error result, like a rejected tool call, because
-  the user chose not to answer and the model must not carry on as if they had;
+- declined (the port returns None: the person pressed esc): not an error, because nothing
+  failed; the person chose not to answer, which the engine reads as their "no"
+  (core/access/call_outcome.py), like a plan they kept planning. The result says so in
+  those words and tells the model not to carry on as if they had answered; its output
+  names it (`outcome_words`), so the call's line says "declined";
 - nobody to answer (no port, or a session that must not prompt): *not* an error. Nothing
   went wrong and the model cannot fix anything by retrying; it is told to proceed on its best
   judgement and to say what it assumed, which is what a headless run needs.
@@ -78,10 +81,15 @@ class AskUserQuestionInput(ToolInput):
 
 @dataclass(frozen=True, slots=True)
 class QuestionOutcome:
-    status: Literal["answered", "dismissed", "nobody"]
+    status: Literal["answered", "declined", "nobody"]
     questions: tuple[Question, ...]
     answers: tuple[tuple[str, str], ...] = ()
     """(question, answer) in question order; answer is "" when none was given."""
+
+    @property
+    def outcome_words(self) -> str:
+        """What a front end calls the person's "no" on the call's line: "declined"."""
+        return "declined" if self.status == "declined" else ""
 
 
 PROMPT = """\
@@ -150,7 +158,7 @@ class AskUserQuestion(Tool[AskUserQuestionInput, QuestionOutcome]):
                 is_error=True,
             )
         if answers is None:
-            return ToolResult(QuestionOutcome("dismissed", questions), is_error=True)
+            return ToolResult(QuestionOutcome("declined", questions))
         given = tuple((q.question, str(answers.answers.get(q.question, ""))) for q in questions)
         return ToolResult(QuestionOutcome("answered", questions, given))
 
@@ -185,7 +193,7 @@ def render(data: QuestionOutcome) -> str:
             "Proceed on your best judgement, choosing what the user most likely wants, and "
             "state the assumptions you made in your final reply."
         )
-    if data.status == "dismissed":
+    if data.status == "declined":
         return (
             f"{QUESTIONS_DECLINED_OPENING} Do not assume answers: stop and wait "
             "for the user to tell you how to proceed."

@@ -94,9 +94,11 @@ def test_the_persons_answer_to_a_plan_counts():
 
 
 def test_the_persons_answer_to_questions_counts():
-    declined = render_questions(QuestionOutcome("dismissed", ()))
+    declined = render_questions(QuestionOutcome("declined", ()))
     unasked = render_questions(QuestionOutcome("nobody", ()))
     answered = render_questions(QuestionOutcome("answered", (), (("Which?", "Everything"),)))
+    assert call_outcome(result(declined), "AskUserQuestion") == "denied"  # not an error
+    # as earlier sessions sent it, as an error
     assert call_outcome(result(declined, is_error=True), "AskUserQuestion") == "denied"
     assert call_outcome(result(unasked), "AskUserQuestion") == "failed"
     assert call_outcome(result(answered), "AskUserQuestion") == "ran"

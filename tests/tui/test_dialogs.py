@@ -8,100 +8,43 @@ what the dialog shows. Snapshots pin the look at 100x34.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 import pytest
+from dialog_helpers import (
+    SIZE,
+    Host,
+    answer,
+    bash_dialog,
+    bash_request,
+    edit_request,
+    plan_dialog,
+    question_request,
+    text_of,
+)
 from textual import work
-from textual.app import App, ComposeResult
-from textual.binding import Binding
-from textual.screen import Screen
 from textual.widgets import Button, Input, OptionList, Static
 
 from core.access.decision import DecidedBy
 from core.ports import (
-    AllowedPrompt,
     Answers,
     Approve,
     KeepPlanning,
     PermissionRequest,
     PlanApproved,
-    PlanRequest,
-    Question,
-    QuestionOption,
     QuestionRequest,
     Reject,
 )
 from core.settings.read import load_settings
-from core.tools.edit import Edit
 from core.tools.files import edit_preview, write_preview
 from core.tools.notebook_edit import NotebookEdit
 from tui.screens.permission import ApproveAll, PermissionScreen, risk_of
-from tui.screens.plan import PlanScreen
 from tui.screens.question import QuestionScreen
+from tui.screens.question_widgets import OptionButton, PickMany
 from tui.screens.trust import TrustScreen
-from tui.theme_vars import THEME_VARIABLE_DEFAULTS
 from tui.trust_findings import trust_findings
 
-SIZE = (100, 34)
-
-
-class Host(App[None]):
-    """Pushes one dialog at start and records what it dismissed with."""
-
-    BINDINGS = [Binding("f1", "help", "Help"), Binding("ctrl+q", "quit", "Quit")]
-
-    def __init__(self, dialog: Screen[Any] | None) -> None:
-        super().__init__()
-        self.dialog = dialog
-        self.results: list[Any] = []
-
-    def get_theme_variable_defaults(self) -> dict[str, str]:
-        return dict(THEME_VARIABLE_DEFAULTS)
-
-    def compose(self) -> ComposeResult:
-        yield Static("the session behind the dialog")
-
-    def on_mount(self) -> None:
-        if self.dialog is not None:
-            self.push_screen(self.dialog, self.results.append)
-
-
-async def answer(
-    dialog: Screen[Any], keys: Iterable[str], size: tuple[int, int] = SIZE
-) -> list[Any]:
-    app = Host(dialog)
-    async with app.run_test(size=size) as pilot:
-        await pilot.pause()
-        for key in keys:
-            await pilot.press(key)
-        await pilot.pause()
-    return app.results
-
-
-def text_of(screen: Screen[Any], selector: str) -> str:
-    return str(screen.query_one(selector, Static).render())
-
-
 # --- permission ------------------------------------------------------------------------------
-
-
-def bash_request(suggestions: tuple[str, ...] = ("Bash(npm test:*)",)) -> PermissionRequest:
-    return PermissionRequest(
-        tool_use_id="toolu_1",
-        tool_name="Bash",
-        input={"command": "npm test -- --watch=false", "description": "Run the test suite"},
-        summary="npm test -- --watch=false",
-        message="The command runs `npm`, which this check does not treat as read-only.",
-        decided_by=DecidedBy("analysis", "the command runs `npm`"),
-        suggestions=suggestions,
-        command="npm test -- --watch=false",  # as the engine sets it from the rule target
-    )
-
-
-def bash_dialog(**kwargs: Any) -> PermissionScreen:
-    return PermissionScreen(bash_request(**kwargs), cwd=Path("/project"))
 
 
 @pytest.mark.parametrize(
@@ -208,27 +151,6 @@ async def test_highlighting_follows_the_theme():
         assert after is not before and "npm test" in after.content.code
 
 
-async def test_a_long_command_scrolls_and_the_choices_stay_on_screen():
-    command = "\n".join(f"echo line {n}" for n in range(200))
-    request = PermissionRequest(
-        "toolu_9",
-        "Bash",
-        {"command": command},
-        "echo",
-        "Long.",
-        DecidedBy("default", ""),
-        command=command,
-    )
-    dialog = PermissionScreen(request, cwd=Path("/project"))
-    app = Host(dialog)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
-        assert dialog.query_one("#input").max_scroll_y > 0
-        choices = dialog.query_one("#choices", OptionList)
-        assert choices.region.height == choices.option_count
-        assert choices.region.bottom <= SIZE[1]
-
-
 async def test_notebook_edit_shows_the_cell_it_would_write():
     input = {"notebook_path": "/project/a.ipynb", "cell_id": 3, "new_source": "x = compute()"}
     tool = NotebookEdit()
@@ -246,24 +168,6 @@ async def test_notebook_edit_shows_the_cell_it_would_write():
     async with app.run_test(size=SIZE):
         assert "+x = compute()" in text_of(dialog, "#diff")
         assert text_of(dialog, "#path") == "a.ipynb  (replace cell 3)"
-
-
-def edit_request(
-    path: str, old: str, new: str, cwd: Path | None = None, **extra: Any
-) -> PermissionRequest:
-    """As the engine asks: with the diff the Edit tool works out (when given the project)."""
-    input = {"file_path": path, "old_string": old, "new_string": new, **extra}
-    preview = Edit().change_preview(Edit().parse_input(input), cwd) if cwd is not None else None
-    return PermissionRequest(
-        tool_use_id="toolu_2",
-        tool_name="Edit",
-        input=input,
-        summary=path,
-        message=f"Edit would change {path}.",
-        decided_by=DecidedBy("default", "no rule allows it"),
-        suggestions=("Edit(src/**)",),
-        preview=preview,
-    )
 
 
 @pytest.fixture
@@ -366,25 +270,6 @@ async def test_the_app_can_await_the_dialog_from_a_worker():
 
 # --- plan ------------------------------------------------------------------------------------
 
-PLAN = """\
-# Make greetings friendlier
-
-1. Change `greet` to say *Hello, name!*
-2. Update the tests in `tests/test_greet.py`.
-3. Run the test suite.
-"""
-
-
-def plan_dialog() -> PlanScreen:
-    return PlanScreen(
-        PlanRequest(
-            "toolu_4",
-            PLAN,
-            Path("/plans/friendly-greetings.md"),
-            (AllowedPrompt("Bash", "run tests"),),
-        )
-    )
-
 
 @pytest.mark.parametrize(
     ("keys", "expected"),
@@ -413,28 +298,6 @@ async def test_plan_shows_markdown_path_and_allowed_prompts():
 # --- question --------------------------------------------------------------------------------
 
 
-def question_request() -> QuestionRequest:
-    return QuestionRequest(
-        "toolu_5",
-        (
-            Question(
-                "Which test runner should the project use?",
-                "Test runner",
-                (
-                    QuestionOption("pytest", "the usual"),
-                    QuestionOption("unittest", "no extra deps"),
-                ),
-            ),
-            Question(
-                "Which checks should run in CI?",
-                "CI checks",
-                (QuestionOption("ruff"), QuestionOption("mypy"), QuestionOption("pytest")),
-                multi_select=True,
-            ),
-        ),
-    )
-
-
 RUNNER, CHECKS = "Which test runner should the project use?", "Which checks should run in CI?"
 
 
@@ -444,11 +307,12 @@ async def test_questions_single_and_multi_select():
     async with app.run_test(size=SIZE) as pilot:
         submit = dialog.query_one("#submit", Button)
         assert submit.disabled
-        await pilot.press("enter")  # the first radio: pytest
-        await pilot.press("tab", "tab")  # past "Other" to the selection list
-        await pilot.press("enter", "down", "down", "enter")  # ruff and pytest
+        await pilot.press("enter")  # picks pytest, and goes on to the open question
         await pilot.pause()
-        assert not submit.disabled
+        assert dialog.query_one("#choices-1").has_focus and app.results == []
+        await pilot.press("enter", "down", "down", "enter")  # ticks ruff and pytest
+        await pilot.pause()
+        assert not submit.disabled and app.results == []  # ticking never submits
         await pilot.click("#submit")
     assert app.results == [Answers({RUNNER: "pytest", CHECKS: "ruff, pytest"})]
 
@@ -460,12 +324,89 @@ async def test_questions_other_text_wins_and_submit_waits_for_every_answer():
         await pilot.press("tab", *"nose2", "enter")  # the second question is still open
         await pilot.pause()
         assert app.results == [] and dialog.query_one("#submit", Button).disabled
-        await pilot.press("tab", "enter", "tab", *"  ", "enter")  # ruff; blank other is ignored
+        assert dialog.query_one("#choices-1").has_focus  # enter went on to it
+        await pilot.press("enter", "tab", *"  ", "enter")  # ruff; a blank other is ignored
     assert app.results == [Answers({RUNNER: "nose2", CHECKS: "ruff"})]
 
 
-async def test_questions_escape_is_none():
+def one_question() -> QuestionScreen:
+    return QuestionScreen(
+        QuestionRequest("toolu_6", (question_request().questions[0],), agent_label="explorer")
+    )
+
+
+@pytest.mark.parametrize(
+    ("keys", "expected"),
+    [
+        (["enter"], "pytest"),
+        (["down", "enter"], "unittest"),
+        (["down", "down", "enter"], "pytest"),  # round again
+        (["space", "down", "space", "ctrl+s"], "unittest"),  # space marks, ctrl+s submits
+        (["tab", *"nose2", "enter"], "nose2"),
+    ],
+)
+async def test_a_single_choice_is_submitted_with_enter(keys: list[str], expected: str):
+    assert await answer(one_question(), keys) == [Answers({RUNNER: expected})]
+
+
+async def test_enter_in_an_empty_other_box_goes_back_to_the_open_question():
+    dialog = one_question()
+    app = Host(dialog)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("tab", "enter")
+        await pilot.pause()
+        assert app.results == [] and dialog.query_one("#choices-0").has_focus
+
+
+async def test_the_chosen_option_is_marked_with_a_shape_not_only_a_colour():
+    dialog = QuestionScreen(question_request())
+    app = Host(dialog)
+    async with app.run_test(size=SIZE) as pilot:
+        buttons = list(dialog.query_one("#choices-0").query(OptionButton))
+        ticks = dialog.query_one("#choices-1", PickMany)
+
+        def marks() -> list[str]:
+            radios = [str(button.render()).split()[0][1] for button in buttons]
+            return radios + [ticks.render_line(y).text[1] for y in range(3)]
+
+        def cursors() -> list[bool]:
+            radios = [str(button.render())[3] == "›" for button in buttons]
+            return radios + [ticks.render_line(y).text[3] == "›" for y in range(3)]
+
+        assert marks() == ["○", "○", " ", " ", " "]
+        assert cursors() == [True, False, True, False, False]
+        await pilot.press("down", "space")  # unittest
+        await pilot.press("tab", "tab", "down", "space")  # mypy
+        await pilot.pause()
+        assert marks() == ["○", "●", " ", "✓", " "]
+        assert cursors() == [False, True, False, True, False]  # where enter would act
+
+
+async def test_the_question_dialog_says_its_keys():
+    app = Host(QuestionScreen(question_request()))
+    async with app.run_test(size=SIZE):
+        keys = text_of(app.screen, "#keys")
+        for words in ("enter pick", "space tick", "tab next", "ctrl+s submit", "esc decline"):
+            assert words in keys, keys
+    app = Host(one_question())
+    async with app.run_test(size=SIZE):
+        assert "space" not in text_of(app.screen, "#keys")  # no question has ticks
+
+
+async def test_questions_escape_declines():
     assert await answer(QuestionScreen(question_request()), ["enter", "escape"]) == [None]
+
+
+async def test_escape_in_an_other_box_goes_back_to_the_options_first():
+    dialog = one_question()
+    app = Host(dialog)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("tab", *"nose", "escape")
+        await pilot.pause()
+        assert app.results == [] and dialog.query_one("#choices-0").has_focus
+        assert dialog.query_one("#other-0", Input).value == "nose"  # nothing lost
+        await pilot.press("escape")
+    assert app.results == [None]
 
 
 # --- trust -----------------------------------------------------------------------------------

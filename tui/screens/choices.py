@@ -9,7 +9,8 @@ the dialog appears: the person may still be typing a prompt (an "a" or an enter)
 pops up. Declining works at once.
 
 A dialog names its declining choice (`DECLINE`), builds its answers (`_approve`,
-`_decline`) and composes its own `#choices` and `#feedback`; this class does the rest. The
+`_decline`) and composes its own `#choices` and `#feedback`, both in its `#footer` so that
+they stay on screen however long the body is (dialog.py); this class does the rest. The
 rule that hides the feedback box until it is asked for is here too, beside the code that
 shows it. Textual runs a base class's message handlers as well as a subclass's, so a
 dialog's own `on_mount` adds to this one's (it runs first) and need not call it.
@@ -21,8 +22,9 @@ import time
 from typing import ClassVar, TypeVar
 
 from rich.text import Text
-from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList
+
+from .dialog import DialogScreen
 
 AnswerT = TypeVar("AnswerT")
 
@@ -32,7 +34,7 @@ def choice_label(key: str, words: str) -> Text:
     return Text.assemble((f" {key} ", "bold reverse"), "  ", words)
 
 
-class ChoiceDialog(ModalScreen[AnswerT]):
+class ChoiceDialog(DialogScreen[AnswerT]):
     """Keyed choices, one of which declines and asks for feedback; dismisses with AnswerT."""
 
     DEFAULT_CSS = """

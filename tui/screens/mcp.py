@@ -11,6 +11,8 @@ Why it is shaped this way:
 - A server is a few lines, not a table row: why one failed is several lines of its own
   stderr, and the person needs all of them, with the log's path to read the rest.
 - With no servers it says how to add one, since that is what a person opening it wants.
+- The servers are the body, which scrolls (PageUp/PageDown); the title and the keys stay
+  (dialog.py), so many servers never push "esc closes" off a small screen.
 """
 
 from __future__ import annotations
@@ -23,10 +25,10 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ..mcp_board import SERVERS_KEY, McpBoard, ServerSetup, ServerStatus, state_words
+from .dialog import DIALOG_STYLESHEET, DialogScreen
 
 STATE_CLASSES: tuple[str, ...] = tuple(
     f"-{state}" for state in ("connecting", "ready", "failed", "crashed", "skipped", "closed")
@@ -108,10 +110,10 @@ class ServerRow(Vertical):
         self.where.display = bool(lines)
 
 
-class McpServersScreen(ModalScreen[None]):
+class McpServersScreen(DialogScreen[None]):
     """Lists the session's MCP servers; esc, q or the servers key closes it."""
 
-    CSS_PATH = "mcp.tcss"
+    CSS_PATH = [DIALOG_STYLESHEET, "mcp.tcss"]
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", "Close"),
         Binding("q", "close", "Close", show=False),
@@ -136,10 +138,12 @@ class McpServersScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Static(id="title")
+            with Vertical(id="header"):
+                yield Static(id="title")
             with VerticalScroll(id="body"):
                 yield Static(empty_text(self.user_settings), id="empty")
-            yield Static("esc closes", id="hint")
+            with Vertical(id="footer"):
+                yield Static("esc closes", id="hint")
 
     def on_mount(self) -> None:
         self.show_servers()

@@ -10,8 +10,9 @@ Why it is shaped this way:
   highlighted (`PermissionRequest.command`), a file change as the unified diff the tool
   worked out before asking (`PermissionRequest.preview`: the UI thread never reads the
   file), anything else as JSON. Nothing here knows a tool by its name.
-- The input scrolls on its own (`VerticalScroll` with a height cap) so the choices stay on
-  screen however long a command or diff is.
+- The call's input and why it asks are the body, which scrolls (PageUp/PageDown); the
+  choices, and whether a yes runs sandboxed, are the footer, pinned below it, so they stay
+  on screen at 80×24 however long a command or diff is (dialog.py).
 - "1 of N" is live: the app calls `set_waiting` when more calls start waiting, and the
   "allow all" choice (key `A`) exists only while more than one call waits.
 - Risk is the decision's own (`PermissionRequest.risk`, set by the decision chain where it
@@ -47,6 +48,7 @@ from core.ports import Approve, PermissionRequest, Reject
 from core.tools.files import shown_path
 
 from .choices import ChoiceDialog, choice_label
+from .dialog import DIALOG_STYLESHEET
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +98,7 @@ def message_words(request: PermissionRequest) -> str:
 class PermissionScreen(ChoiceDialog[PermissionChoice]):
     """Asks whether one tool call may run; dismisses with a `PermissionChoice`."""
 
-    CSS_PATH = "permission.tcss"
+    CSS_PATH = [DIALOG_STYLESHEET, "permission.tcss"]
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "choose('once')", "Yes"),
         Binding("a", "choose('always')", "Yes, always"),
@@ -122,22 +124,26 @@ class PermissionScreen(ChoiceDialog[PermissionChoice]):
     def compose(self) -> ComposeResult:
         request = self.request
         with Vertical(id="dialog", classes=f"-risk-{risk_of(request)}"):
-            yield Static(self._title(), id="title")
-            if request.agent_label:
-                yield Static(f"asked by {request.agent_label}", id="agent", markup=False)
-            with VerticalScroll(id="input"):
-                yield from self._input_widgets()
-            yield Static(Text(message_words(request)), id="message")
-            yield Static(Text(why_words(request)), id="why")
-            if request.sandbox:
-                leaving = request.decided_by.kind == "sandbox"
-                yield Static(
-                    Text(f"If you say yes, it runs {request.sandbox}."),
-                    id="sandbox",
-                    classes="-leaving" if leaving or "outside" in request.sandbox else "",
-                )
-            yield OptionList(id="choices")
-            yield Input(placeholder="tell the agent what to do instead", id="feedback")
+            with Vertical(id="header"):
+                yield Static(self._title(), id="title")
+                if request.agent_label:
+                    yield Static(f"asked by {request.agent_label}", id="agent", markup=False)
+            with VerticalScroll(id="body"):
+                with Vertical(id="input"):
+                    yield from self._input_widgets()
+                yield Static(Text(message_words(request)), id="message")
+                yield Static(Text(why_words(request)), id="why")
+            with Vertical(id="footer"):
+                if request.sandbox:
+                    # Beside the choices: it is what a yes means.
+                    leaving = request.decided_by.kind == "sandbox"
+                    yield Static(
+                        Text(f"If you say yes, it runs {request.sandbox}."),
+                        id="sandbox",
+                        classes="-leaving" if leaving or "outside" in request.sandbox else "",
+                    )
+                yield OptionList(id="choices")
+                yield Input(placeholder="tell the agent what to do instead", id="feedback")
 
     def on_mount(self) -> None:  # then ChoiceDialog.on_mount focuses the filled choices
         self._fill_choices()
@@ -145,9 +151,9 @@ class PermissionScreen(ChoiceDialog[PermissionChoice]):
         self.watch(self.app, "theme", self._theme_changed, init=False)
 
     async def _theme_changed(self) -> None:
-        scroll = self.query_one("#input", VerticalScroll)
-        await scroll.remove_children()
-        await scroll.mount_all(list(self._input_widgets()))
+        shown = self.query_one("#input", Vertical)
+        await shown.remove_children()
+        await shown.mount_all(list(self._input_widgets()))
 
     @property
     def syntax_theme(self) -> str:

@@ -6,7 +6,8 @@ would start; none of them may act before the person has seen them. The screen
 shows what was found (lines from `tui.trust_findings.trust_findings`), says plainly what
 trusting changes, and answers a plain `bool`: True trusts (the app then calls
 `core.trust.trust`), False keeps the project's widening settings set aside for this session.
-Saying no is the safe default: esc and n both mean no.
+Saying no is the safe default: esc and n both mean no. What was found scrolls (a project
+may bring many files); the two buttons stay below it (dialog.py).
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Static
+
+from .dialog import DIALOG_STYLESHEET, DialogScreen
 
 EXPLANATION = (
     "Trusting it means its hooks run (they are shell commands), its MCP servers start (they "
@@ -31,10 +33,10 @@ EXPLANATION = (
 )
 
 
-class TrustScreen(ModalScreen[bool]):
+class TrustScreen(DialogScreen[bool]):
     """Do you trust the files in this project? Dismisses with True (trust) or False."""
 
-    CSS_PATH = "trust.tcss"
+    CSS_PATH = [DIALOG_STYLESHEET, "trust.tcss"]
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "answer(True)", "Trust"),
         Binding("n", "answer(False)", "Don't trust"),
@@ -48,15 +50,17 @@ class TrustScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Static(
-                Text.assemble("Do you trust the files in ", (str(self.project), "bold"), "?"),
-                id="title",
-            )
-            yield Static(Text("This project has its own settings:"), id="found-intro")
-            found = "\n".join(f"  • {line}" for line in self.findings) or "  (nothing)"
-            yield Static(Text(found), id="findings")
-            yield Static(Text(EXPLANATION), id="explanation")
-            with Horizontal(id="buttons"):
+            with Vertical(id="header"):
+                yield Static(
+                    Text.assemble("Do you trust the files in ", (str(self.project), "bold"), "?"),
+                    id="title",
+                )
+            with VerticalScroll(id="body"):
+                yield Static(Text("This project has its own settings:"), id="found-intro")
+                found = "\n".join(f"  • {line}" for line in self.findings) or "  (nothing)"
+                yield Static(Text(found), id="findings")
+                yield Static(Text(EXPLANATION), id="explanation")
+            with Horizontal(id="footer"):
                 yield Button("Yes, trust it (y)", id="trust", variant="warning")
                 yield Button("No (n)", id="distrust", variant="primary")
 

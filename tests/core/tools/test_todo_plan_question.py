@@ -424,12 +424,15 @@ async def test_with_nobody_to_answer_the_model_is_told_to_use_its_judgement(
     assert user.questions == []
 
 
-async def test_a_dismissed_question_is_reported_as_declined(tmp_path: Path) -> None:
+async def test_a_dismissed_question_is_reported_as_declined_not_failed(tmp_path: Path) -> None:
     s = make_session(tmp_path, ScriptedUser(question_answers=[None]))
     outcome = await s.run("AskUserQuestion", questions=[question("Tabs or spaces?")])
-    assert outcome.is_error and "declined to answer" in text(outcome)
+    # The person chose not to answer: their "no", not a failure, and the model is told to wait.
+    assert not outcome.is_error and outcome.failed_stage is None
     assert outcome.outcome == "denied" and outcome.denied_by is not None
     assert outcome.denied_by.kind == "user"
+    assert "declined to answer" in text(outcome) and "Do not assume answers" in text(outcome)
+    assert outcome.data.outcome_words == "declined"
 
 
 @pytest.mark.parametrize(
