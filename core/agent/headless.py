@@ -37,6 +37,7 @@ from ..events import (
     ToolQueued,
 )
 from ..settings.read import SettingsFileError
+from .lifespan import start_up_done
 from .live import LiveSession, open_session, prepare_session
 from .loop import (
     AssistantMessage,
@@ -296,6 +297,7 @@ async def run_headless(options: HeadlessOptions, out: TextIO = sys.stdout) -> in
                 "mcp_servers": _server_states(live),
             }
         )
+    start_up_done()
     started = time.monotonic()
     try:
         ended: TurnEnded = await live.send(prompt)
