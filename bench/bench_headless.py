@@ -11,6 +11,9 @@ data and config directories.
   then; its own interpreter teardown is not counted). Each round runs one of each back to
   back (alternating which goes first), so the machine's load falls on both alike; the
   figure is the median of the rounds' ratios (the medians of each are in the details).
+  The details add the same ratio in CPU time (the process's own, read from /proc when its
+  request arrives, against the bare import's `time.process_time()`): on a shared machine
+  the wall ratio swings with the load, the CPU ratio much less.
 - `headless_exit_ms`: from the moment the `result` record is read from proctor's stdout
   until the process has exited (median).
 
@@ -40,7 +43,10 @@ ROUNDS = 9
 TIMEOUT_S = 120.0
 REPLY = "The scripted server says hello."
 
-BARE_IMPORT = "import anthropic, sys; sys.stdout.write('imported\\n'); sys.stdout.flush()"
+BARE_IMPORT = (
+    "import anthropic, sys, time; sys.stdout.write(f'imported {time.process_time()}\\n'); "
+    "sys.stdout.flush()"
+)
 
 
 def _sse(event: str, data: dict[str, Any]) -> bytes:
@@ -98,12 +104,18 @@ class ScriptedServer:
 
     def __init__(self) -> None:
         self.received: list[float] = []
+        self.watched: int | None = None
+        """The process whose CPU time is read when its first request arrives."""
+        self.cpu_at_first: dict[int, float] = {}
         self.paths: list[str] = []
         server = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 server.received.append(time.perf_counter())
+                pid = server.watched
+                if pid is not None and pid not in server.cpu_at_first:
+                    server.cpu_at_first[pid] = _cpu_seconds(pid)
                 server.paths.append(self.path)
                 length = int(self.headers.get("content-length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
@@ -136,6 +148,16 @@ class ScriptedServer:
         self.httpd.server_close()
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User and system CPU time a process has used so far (Linux; NaN elsewhere)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return float("nan")
+    fields = stat.rsplit(")", 1)[1].split()  # after the command name, which may hold spaces
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _proctor() -> list[str]:
     script = Path(sysconfig.get_path("scripts")) / "proctor"
     return [str(script)] if script.exists() else [sys.executable, "-m", "tui"]
@@ -154,8 +176,11 @@ def _environment(home: Path, base_url: str) -> dict[str, str]:
     return env
 
 
-def _headless_run(server: ScriptedServer, env: dict[str, str], cwd: Path) -> tuple[float, float]:
-    """(launch → first request, result record read → exit), in seconds."""
+def _headless_run(
+    server: ScriptedServer, env: dict[str, str], cwd: Path
+) -> tuple[float, float, float]:
+    """(launch → first request, result record read → exit, CPU time by the first request),
+    in seconds."""
     before = len(server.received)
     with tempfile.TemporaryFile() as errors:
         launched = time.perf_counter()
@@ -167,6 +192,7 @@ def _headless_run(server: ScriptedServer, env: dict[str, str], cwd: Path) -> tup
             env=env,
             cwd=cwd,
         )
+        server.watched = process.pid
         assert process.stdout is not None
         result_read = None
         lines = []
@@ -186,11 +212,13 @@ def _headless_run(server: ScriptedServer, env: dict[str, str], cwd: Path) -> tup
             f"the headless run failed (status {status}, {len(server.received) - before} "
             f"requests):\n{b''.join(lines).decode()}{rest.decode()}\n{said}"
         )
-    return server.received[before] - launched, exited - result_read
+    cpu = server.cpu_at_first.pop(process.pid, float("nan"))
+    return server.received[before] - launched, exited - result_read, cpu
 
 
-def _bare_import(env: dict[str, str], cwd: Path) -> float:
-    """Launch until `python -c "import anthropic"` has imported it."""
+def _bare_import(env: dict[str, str], cwd: Path) -> tuple[float, float]:
+    """Launch until `python -c "import anthropic"` has imported it, and the CPU time that
+    took, in seconds."""
     launched = time.perf_counter()
     process = subprocess.Popen(
         [sys.executable, "-c", BARE_IMPORT], stdout=subprocess.PIPE, env=env, cwd=cwd
@@ -199,13 +227,13 @@ def _bare_import(env: dict[str, str], cwd: Path) -> float:
     line = process.stdout.readline()
     imported = time.perf_counter()
     process.stdout.close()
-    if process.wait(timeout=TIMEOUT_S) != 0 or line != b"imported\n":
+    if process.wait(timeout=TIMEOUT_S) != 0 or not line.startswith(b"imported "):
         raise RuntimeError("`python -c 'import anthropic'` failed")
-    return imported - launched
+    return imported - launched, float(line.split()[1])
 
 
 def headless_figures() -> list[Figure]:
-    firsts, exits, bares = [], [], []
+    firsts, exits, bares, first_cpus, bare_cpus = [], [], [], [], []
     with tempfile.TemporaryDirectory() as folder, ScriptedServer() as server:
         home = Path(folder)
         project = home / "project"
@@ -214,23 +242,31 @@ def headless_figures() -> list[Figure]:
         for round_ in range(ROUNDS + 1):
             # Alternate which goes first, so neither always follows the other's disk reads.
             if round_ % 2:
-                bare = _bare_import(env, project)
-                first, exit_ = _headless_run(server, env, project)
+                bare, bare_cpu = _bare_import(env, project)
+                first, exit_, first_cpu = _headless_run(server, env, project)
             else:
-                first, exit_ = _headless_run(server, env, project)
-                bare = _bare_import(env, project)
+                first, exit_, first_cpu = _headless_run(server, env, project)
+                bare, bare_cpu = _bare_import(env, project)
             if round_ == 0:
                 continue
             firsts.append(first)
             exits.append(exit_)
             bares.append(bare)
+            first_cpus.append(first_cpu)
+            bare_cpus.append(bare_cpu)
         paths = sorted(set(server.paths))
     first, bare, exit_ = (statistics.median(x) for x in (firsts, bares, exits))
     ratios = [f / b for f, b in zip(firsts, bares, strict=True)]
+    cpu_ratios = [f / b for f, b in zip(first_cpus, bare_cpus, strict=True)]
     runs = {
+        # CPU time, not wall: what a loaded machine's waiting cannot blur (clock ticks, 10 ms).
+        "cpu_ratio": round(statistics.median(cpu_ratios), 3),
+        "first_request_s": round(first, 3),
+        "bare_import_s": round(bare, 3),
         "first_request_runs_s": [round(t, 3) for t in firsts],
         "bare_import_runs_s": [round(t, 3) for t in bares],
         "ratio_runs": [round(r, 3) for r in ratios],
+        "cpu_ratio_runs": [round(r, 3) for r in cpu_ratios],
     }
     return [
         Figure(
@@ -242,12 +278,7 @@ def headless_figures() -> list[Figure]:
             "launch of `proctor -p` to its first request reaching a local server, over launch "
             f"of `python -c 'import anthropic'` to the SDK imported; median of {ROUNDS} "
             "pairs run back to back",
-            {
-                "first_request_s": round(first, 3),
-                "bare_import_s": round(bare, 3),
-                "server_paths": paths,
-                **runs,
-            },
+            {"server_paths": paths, **runs},
         ),
         Figure(
             "headless_exit_ms",

@@ -60,4 +60,5 @@ def test_the_headless_figures_come_from_a_real_run_against_a_local_server(monkey
     # proctor reached the server with one Messages request, and both were timed.
     assert ratio["details"]["server_paths"] == ["/v1/messages"]
     assert ratio["details"]["first_request_s"] > 0 and ratio["details"]["bare_import_s"] > 0
+    assert ratio["details"]["cpu_ratio"] > 0
     assert exit_ms["value"] > 0
