@@ -146,7 +146,7 @@ def test_text_output_and_narration_are_whole_after_the_fast_exit(tmp_path: Path,
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("Starting the job.")
     assert result.stdout.rstrip("\n").endswith("The job runs; notes.txt says hello.")
-    assert result.stdout.endswith("\n")  # the last write, never flushed by the printer
+    assert result.stdout.endswith("\n")
     # The narration of both calls, wherever the text layout puts it.
     told = result.stdout + result.stderr
     assert "Bash(sleep 300" in told and "Read(" in told and "notes.txt" in told

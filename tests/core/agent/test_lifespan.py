@@ -1,8 +1,10 @@
-"""The collector pause of a headless start: only the process that paused it is changed."""
+"""A headless process's start and end: the collector pause changes only the process that
+paused it, and leaving loses nothing printed."""
 
 from __future__ import annotations
 
 import gc
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -25,9 +27,12 @@ def test_a_paused_start_resumes_collecting_with_start_up_kept_out():
         "import gc; from core.agent import lifespan\n"
         "lifespan.pause_collector(); assert not gc.isenabled()\n"
         "lifespan.start_up_done(); assert gc.isenabled() and gc.get_freeze_count() > 0\n"
+        "import sys; sys.stdout.write('the last words, never flushed')\n"
         "lifespan.leave(3)\n"
     )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
     result = subprocess.run(
-        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=False
+        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True
     )
     assert result.returncode == 3, result.stderr
+    assert result.stdout == "the last words, never flushed"  # os._exit flushes nothing
