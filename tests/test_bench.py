@@ -34,6 +34,8 @@ def test_the_runner_lists_every_figure_the_issues_name():
         "false_refusal_rate",
         "mcp_call_overhead_ms",
         "mcp_startup_parallel_ratio",
+        "headless_first_request_ratio",
+        "headless_exit_ms",
     ):
         assert figure in listed
 
@@ -43,3 +45,20 @@ def test_an_unknown_figure_is_refused_with_the_known_ones():
     assert result.returncode == 2
     assert "unknown figure(s): warp_speed" in result.stderr
     assert "executor_overhead_us" in result.stderr
+
+
+def test_the_headless_figures_come_from_a_real_run_against_a_local_server(monkeypatch):
+    monkeypatch.syspath_prepend(str(RUN.parent))
+    import bench_headless
+
+    monkeypatch.setattr(bench_headless, "ROUNDS", 1)
+    figures = {figure.name: figure.as_json() for figure in bench_headless.headless_figures()}
+    assert set(figures) == {"headless_first_request_ratio", "headless_exit_ms"}
+    ratio, exit_ms = figures["headless_first_request_ratio"], figures["headless_exit_ms"]
+    assert ratio["unit"] == "ratio" and ratio["target"] == "<= 1.15"
+    assert exit_ms["unit"] == "ms" and exit_ms["target"] == "<= 50"
+    # proctor reached the server with one Messages request, and both were timed.
+    assert ratio["details"]["server_paths"] == ["/v1/messages"]
+    assert ratio["details"]["first_request_s"] > 0 and ratio["details"]["bare_import_s"] > 0
+    assert ratio["details"]["cpu_ratio"] > 0
+    assert exit_ms["value"] > 0

@@ -413,6 +413,10 @@ def run_mcp_list(args: argparse.Namespace) -> int:
 
 
 def run_print(args: argparse.Namespace) -> int:
+    # Before anything heavy is imported: see core/agent/lifespan.py.
+    from core.agent.lifespan import leave, pause_collector
+
+    pause_collector()
     import asyncio
     from dataclasses import asdict
 
@@ -427,7 +431,9 @@ def run_print(args: argparse.Namespace) -> int:
         **asdict(session_options(args)),
     )
     try:
-        return asyncio.run(run_headless(options))
+        status = asyncio.run(run_headless(options))
     except ScenarioError as error:
         print(f"proctor: {error}", file=sys.stderr)
         return 2
+    # The session is closed and everything printed: skip the interpreter's teardown.
+    leave(status)

@@ -20,11 +20,12 @@ import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
-
-import pathspec
+from typing import TYPE_CHECKING, Any
 
 from .context import RuleBehavior
+
+if TYPE_CHECKING:
+    import pathspec  # imported where a pattern is compiled: a headless start needs none
 
 PROTECTED_NAMES = frozenset(
     {
@@ -187,6 +188,8 @@ def compile_pattern(
 
 @lru_cache(maxsize=1024)
 def _spec(pattern: str) -> pathspec.PathSpec[Any]:
+    import pathspec
+
     return pathspec.PathSpec.from_lines("gitignore", [pattern])
 
 

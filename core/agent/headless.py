@@ -39,6 +39,7 @@ from ..events import (
 )
 from ..settings.read import SettingsFileError
 from .events import UsageUpdated
+from .lifespan import start_up_done
 from .live import LiveSession, end_workspace, open_session, prepare_session
 from .loop import (
     AssistantMessage,
@@ -307,6 +308,7 @@ async def run_headless(options: HeadlessOptions, out: TextIO = sys.stdout) -> in
                 "mcp_servers": _server_states(live),
             }
         )
+    start_up_done()
     started = time.monotonic()
     try:
         ended: TurnEnded = await live.send(prompt)

@@ -283,6 +283,18 @@ async def open_session(
         plan_file=session.plan_path,
         protected_files=protected,
     )
+    sandbox_settings, sandbox_notes = sandbox_config.merge(
+        settings.sandbox_layers, trusted=trusted, project_sources=PROJECT_SOURCES
+    )
+    sandbox = SessionSandbox(
+        sandbox_settings,
+        project=prepared.cwd,
+        session_dir=session.directory,
+        protected_files=protected,
+    )
+    # On a thread; the first command's decision waits for it. Started before the model
+    # client: its fork and exec overlap the SDK's import.
+    sandbox.start_probe()
     if model is None:
         model = _model_for(prepared)
     todos = tuple(_todo(item) for item in prepared.restored.todos)
@@ -300,16 +312,6 @@ async def open_session(
         else None
     )
     audit = AuditLog(session.audit_path)
-    sandbox_settings, sandbox_notes = sandbox_config.merge(
-        settings.sandbox_layers, trusted=trusted, project_sources=PROJECT_SOURCES
-    )
-    sandbox = SessionSandbox(
-        sandbox_settings,
-        project=prepared.cwd,
-        session_dir=session.directory,
-        protected_files=protected,
-    )
-    sandbox.start_probe()  # on a thread; the first command's decision waits for it
     session_services = SessionServices()
     session_services.provide(SANDBOX, sandbox)
     transcript = session.transcript()

@@ -52,7 +52,9 @@ class SessionSandbox:
     def start_probe(self) -> None:
         """Probe on a thread now; `view()` waits for it. Needs a running loop."""
         if self._support is None and self._probing is None and self.settings.enabled:
-            self._probing = asyncio.ensure_future(asyncio.to_thread(probe))
+            # On the thread now, not at the loop's next turn: the caller may go on with
+            # a long step that never yields (importing the SDK) while the probe runs.
+            self._probing = asyncio.get_running_loop().run_in_executor(None, probe)
 
     async def support(self) -> SandboxSupport:
         if self._support is None:

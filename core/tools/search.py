@@ -29,8 +29,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pathspec
-
 from ..access.context import PermissionRule, ToolPermissionContext
 from ..access.paths import PathPattern, absolute, compile_pattern, is_within, pattern_covers
 from ..access.targets import rule_family
@@ -241,6 +239,8 @@ _DIR_MARK = "ps_d"
 
 
 def read_ignore_file(path: str) -> tuple[_Rule, ...]:
+    import pathspec  # here, not at the top: a headless start imports this module, needs none
+
     try:
         with open(path, encoding="utf-8", errors="replace") as file:
             lines = file.read().splitlines()
