@@ -38,6 +38,37 @@ Outcome = Literal["succeeded", "failed", "denied"]
 """How a completed call ended. Denied is not failed: the call did not run because someone
 (the person, a rule, a hook, the mode) said no. A cancelled call ends with `ToolCancelled`."""
 
+FAILURE_WORDS: dict[Stage, str] = {
+    "lookup": "not run: there is no such tool",
+    "schema": "not run: its input does not fit the tool",
+    "validate": "not run: the tool refused its input",
+    "pre_hook": "not run: a hook blocked it",
+    "permission": "not run: not allowed",
+    "call": "failed",
+    "map": "failed: its result could not be read",
+    "post_hook": "ran, then a hook reported a problem",
+    "persist": "ran, but its output could not be saved",
+}
+"""A failed call's stage in the words a person reads (the app's lines, headless output):
+a stage name such as `validate` means nothing to someone watching."""
+
+CANCEL_WORDS: dict[CancelReason, str] = {
+    "sibling_error": "cancelled: another command in its batch failed",
+    "user_interrupted": "cancelled: interrupted",
+    "streaming_fallback": "cancelled: the response stream broke and was retried",
+    "cut_off": "not run: the response was cut off at the output token limit",
+}
+"""A cancelled call's reason in a person's words (`CANCEL_MESSAGES` is what the model gets)."""
+
+
+def failure_words(stage: str | None) -> str:
+    """How a failed call ended, in words, for a stage known or not ("failed" when None)."""
+    if not stage:
+        return "failed"
+    known = (words for name, words in FAILURE_WORDS.items() if name == stage)
+    return next(known, f"failed ({stage.replace('_', ' ')})")
+
+
 _WALL_OFFSET = time.time() - time.monotonic()
 
 

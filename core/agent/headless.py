@@ -27,15 +27,15 @@ from .. import __version__
 from ..access.context import PermissionMode
 from ..access.mcp_names import display_name
 from ..events import (
-    CancelReason,
+    CANCEL_WORDS,
     EngineEvent,
     McpServerChanged,
-    Stage,
     SubAgentEvent,
     ToolCancelled,
     ToolCompleted,
     ToolEvent,
     ToolQueued,
+    failure_words,
 )
 from ..settings.read import SettingsFileError
 from .events import UsageUpdated
@@ -168,9 +168,9 @@ class _Printer:
         elif isinstance(event, ToolCompleted | ToolCancelled):
             call = self.summaries.get(event.tool_use_id, display_name(event.tool_name))
             if isinstance(event, ToolCancelled):
-                state = _CANCEL_WORDS.get(event.reason, f"cancelled: {event.reason}")
+                state = CANCEL_WORDS.get(event.reason, f"cancelled: {event.reason}")
             else:
-                state = _failure_words(event.failed_stage) if event.is_error else "done"
+                state = failure_words(event.failed_stage) if event.is_error else "done"
                 if event.ended == "denied":  # not run: someone said no, nothing broke
                     state = "denied"
                 if event.sandbox is not None:
@@ -228,30 +228,6 @@ _SANDBOX_WORDS = {
     "workspace": "workspace sandbox",
     "none": "not sandboxed",
 }
-
-_FAILURE_WORDS: dict[Stage, str] = {
-    "lookup": "not run: there is no such tool",
-    "schema": "not run: its input does not fit the tool",
-    "validate": "not run: the tool refused its input",
-    "pre_hook": "not run: a hook blocked it",
-    "permission": "not run: not allowed",
-    "call": "failed",
-    "map": "failed: its result could not be read",
-    "post_hook": "ran, then a hook reported a problem",
-    "persist": "ran, but its output could not be saved",
-}
-_CANCEL_WORDS: dict[CancelReason, str] = {
-    "sibling_error": "cancelled: another command in its batch failed",
-    "user_interrupted": "cancelled: interrupted",
-    "streaming_fallback": "cancelled: the response stream broke and was retried",
-    "cut_off": "not run: the response was cut off at the output token limit",
-}
-
-
-def _failure_words(stage: Stage | None) -> str:
-    if stage is None:
-        return "failed"
-    return _FAILURE_WORDS.get(stage, f"failed ({stage.replace('_', ' ')})")
 
 
 async def run_headless(options: HeadlessOptions, out: TextIO = sys.stdout) -> int:

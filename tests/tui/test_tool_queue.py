@@ -197,7 +197,7 @@ async def test_failed_shows_its_stage_and_cancelled_its_reason() -> None:
         await pilot.pause()
         rows = app.queue.rows_text()
         failed = row_of(rows, "src/app.py")
-        assert failed.startswith("  ✗ Edit") and "failed at validate" in failed
+        assert failed.startswith("  ✗ Edit") and "not run: the tool refused its input" in failed
         assert failed.endswith("1.5 s")
         cancelled = row_of(rows, "rm -rf x")
         assert cancelled.startswith("  ⊘ Bash") and "a sibling command failed" in cancelled

@@ -24,6 +24,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
+from core.events import failure_words
 from tui.calls import SANDBOX_WORDS, CallRecord, CallState, denied_words, format_duration
 
 RESULT_MAX_LINES = 40
@@ -62,9 +63,8 @@ def _state_words(record: CallRecord) -> str:
         case "done":
             return format_duration(record.elapsed(record.ended_at or 0.0)) + waited_words(record)
         case "failed":
-            stage = f" ({record.why})" if record.why and record.why != "call" else ""
             took = format_duration(record.elapsed(record.ended_at or 0.0))
-            return f"failed{stage} · {took}{waited_words(record)}"
+            return f"{failure_words(record.why)} · {took}{waited_words(record)}"
         case "denied":  # it never ran: no time of its own to show
             return denied_words(record) + waited_words(record)
         case "cancelled":

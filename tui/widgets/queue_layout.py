@@ -32,6 +32,7 @@ from rich.style import Style
 from rich.text import Text
 
 from core.access.mcp_names import display_name, split_tool_name
+from core.events import failure_words
 from tui.calls import (
     SANDBOX_BADGES,
     CallBook,
@@ -311,7 +312,7 @@ def call_note(record: CallRecord) -> str:
         case "waiting":
             return "waiting for approval"
         case "failed":
-            note = f"failed at {record.why}" if record.why else "failed"
+            note = failure_words(record.why)
         case "denied":
             note = denied_words(record)
         case "cancelled":

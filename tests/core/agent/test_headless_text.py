@@ -15,9 +15,9 @@ from typing import get_args
 import pytest
 
 from core.abort import AbortSignal
-from core.agent import headless, loop
+from core.agent import loop
 from core.agent.headless import HeadlessOptions, run_headless
-from core.events import CancelReason, Stage
+from core.events import CANCEL_WORDS, CancelReason, Stage, failure_words
 
 CALL_END = re.compile(r"\) — (done|failed|not run|cancelled|ran)")
 
@@ -106,10 +106,10 @@ async def test_a_cancelled_sibling_says_why_in_words(monkeypatch: pytest.MonkeyP
 
 def test_every_stage_and_cancel_reason_has_words() -> None:
     for stage in get_args(Stage):
-        words = headless._failure_words(stage)
+        words = failure_words(stage)
         assert "_" not in words and stage not in words.split()
     for reason in get_args(CancelReason):
-        assert "_" not in headless._CANCEL_WORDS[reason]
+        assert "_" not in CANCEL_WORDS[reason]
 
 
 async def test_when_retries_run_out_the_last_attempts_words_and_the_error_are_said(
