@@ -413,7 +413,7 @@ def _model_for(prepared: PreparedSession) -> ModelClient:
             speed=prepared.options.demo_speed,
         )
         return ModelClient(demo.client(max_retries=0), model=DEMO_MODEL)
-    return ModelClient.from_env(prepared.options.model or prepared.settings.model)
+    return ModelClient.from_env(prepared.options.model, settings_model=prepared.settings.model)
 
 
 def _known_mode(mode: str | None) -> PermissionMode | None:

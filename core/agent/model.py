@@ -36,7 +36,8 @@ if TYPE_CHECKING:
 API_KEY_ENV = "ANTHROPIC_API_KEY"
 AUTH_TOKEN_ENV = "ANTHROPIC_AUTH_TOKEN"
 BASE_URL_ENV = "ANTHROPIC_BASE_URL"
-DEFAULT_MODEL = "claude-sonnet-4-5"
+MODEL_ENV = "ANTHROPIC_MODEL"
+DEFAULT_MODEL = "claude-sonnet-5-5"
 DEFAULT_MAX_TOKENS = 32_000
 
 # Errors carried in the body of a 200 stream (an SSE `error` event) that a retry may cure.
@@ -113,13 +114,15 @@ class ModelClient:
         cls,
         model: str | None = None,
         *,
+        settings_model: str | None = None,
         env: Mapping[str, str] | None = None,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         http_client: Any = None,
     ) -> ModelClient:
         """A client for the real API, with the key from ANTHROPIC_API_KEY.
 
-        `model` is what `--model` or the settings chose; None means the default. The key
+        The model is `--model` (`model`), else ANTHROPIC_MODEL, else the settings' `model`
+        (`settings_model`), else the default: the order the seeds' system uses. The key
         wins over a token when both are set, as in the SDK (which takes only one of them).
         `http_client` is for tests: the API answered in process."""
         environ = os.environ if env is None else env
@@ -138,7 +141,8 @@ class ModelClient:
             http_client=http_client,
             max_retries=0,
         )
-        return cls(client, model=model or DEFAULT_MODEL, max_tokens=max_tokens)
+        chosen = model or environ.get(MODEL_ENV, "").strip() or settings_model or DEFAULT_MODEL
+        return cls(client, model=chosen, max_tokens=max_tokens)
 
     def stream(
         self,

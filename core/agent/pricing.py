@@ -90,7 +90,7 @@ def is_priced(model: str) -> bool:
 def warm_up() -> None:
     """Import genai-prices and load its data now (call it on a thread), so the first cost
     shown later does not pause the screen."""
-    is_priced("claude-sonnet-4-5")
+    is_priced("claude-sonnet-5-5")
 
 
 class UsageTally:

@@ -93,7 +93,7 @@ API as it is, where an alias is no model at all, so it is reported and not used.
 def unsupported_model(name: str) -> str | None:
     """Why proctor cannot use `name` from a settings file as given, or None if it can."""
     if name.lower() in MODEL_ALIASES:
-        return "proctor does not resolve model aliases: give a model id such as claude-sonnet-4-5"
+        return "proctor does not resolve model aliases: give a model id such as claude-sonnet-5-5"
     if name.endswith("]") and "[" in name:  # `sonnet[1m]`: another agent's context-size flag
         return f"proctor does not read the {name[name.index('[') :]} suffix: give a model id"
     return None

@@ -25,7 +25,13 @@ from core.agent.loop import (
     TurnEnded,
     TurnError,
 )
-from core.agent.model import MissingApiKey, ModelClient, RetryPolicy, classify_failure
+from core.agent.model import (
+    DEFAULT_MODEL,
+    MissingApiKey,
+    ModelClient,
+    RetryPolicy,
+    classify_failure,
+)
 from core.agent.prompt import Environment, system_blocks, tool_definitions
 from core.agent.scenario import parse_scenario
 from core.agent.transcript import Transcript, transcribing
@@ -479,7 +485,19 @@ def test_from_env_needs_a_key() -> None:
     with pytest.raises(MissingApiKey, match="ANTHROPIC_API_KEY"):
         ModelClient.from_env("m", env={})
     client = ModelClient.from_env(None, env={"ANTHROPIC_API_KEY": "sk-test"})
-    assert client.model and client.client.max_retries == 0
+    assert client.model == DEFAULT_MODEL and client.client.max_retries == 0
+
+
+def test_the_model_is_the_flag_then_anthropic_model_then_the_settings() -> None:
+    key = {"ANTHROPIC_API_KEY": "sk-test"}
+    both = {**key, "ANTHROPIC_MODEL": "claude-opus-4-6"}
+    assert ModelClient.from_env("claude-haiku-4-5", settings_model="x", env=both).model == (
+        "claude-haiku-4-5"
+    )
+    assert ModelClient.from_env(None, settings_model="x", env=both).model == "claude-opus-4-6"
+    assert ModelClient.from_env(None, settings_model="claude-sonnet-4-6", env=key).model == (
+        "claude-sonnet-4-6"
+    )
 
 
 def test_failures_are_classified() -> None:
