@@ -210,4 +210,15 @@ class KeyActions(AppBase):
 
         prepared = self.prepared
         running = prepared.session.id if prepared is not None and self.live is not None else None
-        self.push_screen(SessionsScreen(prepared.cwd if prepared else Path.cwd(), running=running))
+        if prepared is None:
+            self.push_screen(SessionsScreen(Path.cwd()))
+            return
+        # A demo's sessions are grouped under the sample, not its scratch copy, and carrying
+        # one on needs the same scenario.
+        resume = "proctor --resume"
+        if prepared.options.demo:
+            scenario = prepared.options.scenario
+            resume = (
+                "proctor --demo" + (f" --scenario {scenario}" if scenario else "") + " --resume"
+            )
+        self.push_screen(SessionsScreen(prepared.session.project, running=running, resume=resume))

@@ -177,6 +177,8 @@ async def test_sessions_marks_the_running_one_and_enter_works_on_the_first_row(p
         assert "the earlier one" in rows[1] and "running" not in rows[1]
         assert "1 turn " in rows[1] and "turns" not in rows[1]
         await pilot.press("enter")  # at once, on the first row
-        assert app.clipboard == f"proctor --resume {running}"
+        # (a scripted session carries on only with its script: the command says so)
+        resume = f"proctor --demo --scenario {app.prepared.options.scenario} --resume"
+        assert app.clipboard == f"{resume} {running}"
         await pilot.press("down", "enter")
-        assert app.clipboard == f"proctor --resume {rows[1].split()[2]}"
+        assert app.clipboard == f"{resume} {rows[1].split()[2]}"

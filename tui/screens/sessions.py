@@ -47,11 +47,15 @@ class SessionsScreen(ModalScreen[None]):
     CSS_PATH = "sessions.tcss"
     BINDINGS = [Binding("escape,q", "dismiss_screen", "Close")]
 
-    def __init__(self, project: Path, *, running: str | None = None) -> None:
-        """`running`: the id of the session this app has open, if any."""
+    def __init__(
+        self, project: Path, *, running: str | None = None, resume: str = "proctor --resume"
+    ) -> None:
+        """`running`: the id of the session this app has open, if any; `resume`: the command
+        that carries one on, less its id (a demo's needs `--demo`)."""
         super().__init__()
         self.project = project
         self.running = running
+        self.resume = resume
         self.summaries: list[SessionSummary] = []
 
     def compose(self) -> ComposeResult:
@@ -59,7 +63,7 @@ class SessionsScreen(ModalScreen[None]):
             box.border_title = f"Sessions of {self.project}"
             yield OptionList(id="sessions")
             yield Label(
-                "enter copies `proctor --resume ID` to carry a session on · esc closes",
+                f"enter copies `{self.resume} ID` to carry a session on · esc closes",
                 classes="hint",
             )
 
@@ -85,7 +89,7 @@ class SessionsScreen(ModalScreen[None]):
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         if event.option_index < len(self.summaries):
-            command = f"proctor --resume {self.summaries[event.option_index].id}"
+            command = f"{self.resume} {self.summaries[event.option_index].id}"
             self.app.copy_to_clipboard(command)
             self.notify(f"Copied: {command}")
 
