@@ -39,9 +39,16 @@ USAGE_KEYS = (
 PROVIDER = "anthropic"
 
 
+OFFLINE_MODELS = frozenset({"claude-demo"})
+"""The offline demo's scripted model (`demo.DEMO_MODEL`): no request leaves the machine, so
+its requests cost nothing, which people should read as $0.00, not "cost unknown"."""
+
+
 def request_cost(model: str, usage: Mapping[str, Any]) -> Decimal | None:
     """What one request with these counts costs at `model`'s published price, in US dollars;
     None when the price of `model` is not known."""
+    if model in OFFLINE_MODELS:
+        return Decimal(0)
     if not model or not is_priced(model):
         return None
     from genai_prices import Usage, calc_price
@@ -78,6 +85,8 @@ def counts_of(usage: Mapping[str, Any]) -> dict[str, int]:
 @functools.lru_cache(maxsize=64)
 def is_priced(model: str) -> bool:
     """Whether genai-prices knows `model`'s price (asked once per model)."""
+    if model in OFFLINE_MODELS:
+        return True
     from genai_prices import Usage, calc_price
 
     try:

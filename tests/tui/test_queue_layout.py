@@ -224,3 +224,24 @@ def test_a_change_that_keeps_the_rows_needs_no_new_layout() -> None:
     assert layout.first_changed_group(book, ["b"], last_open(book)) is None
     feed(book, ToolProgress(data=output("out"), **ids("b", "Bash", "b2", None)))
     assert layout.first_changed_group(book, ["b"], last_open(book)) == 1
+
+
+def test_a_note_too_long_for_its_room_loses_the_wait_then_goes_rather_than_read_wai() -> None:
+    from tui.calls import CallRecord
+    from tui.widgets.queue_layout import fitted_note
+
+    def record(state: str, why: str = "", waited: float = 0.0) -> CallRecord:
+        call = CallRecord("c", "Edit", "b", "src/app.py", {}, False, 0.0, 1)
+        call.state, call.why, call.waited_s = state, why, waited  # type: ignore[assignment]
+        return call
+
+    done = record("done", waited=6.2)
+    assert fitted_note(done, 40) == "waited 6.2 s"
+    assert fitted_note(done, 5) == ""  # never "wai…"
+    denied = record("denied", why="you", waited=6.2)
+    assert fitted_note(denied, 40) == "denied by you · waited 6.2 s"
+    assert fitted_note(denied, 14) == "denied by you"  # the wait gives way first
+    assert fitted_note(denied, 9) == "denied b…"
+    assert fitted_note(denied, 4) == ""
+    failed = record("failed", why="validate")
+    assert fitted_note(failed, 60) == "not run: the tool refused its input"

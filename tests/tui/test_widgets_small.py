@@ -227,7 +227,7 @@ async def test_tokens_and_cost_move_with_each_response_including_sub_agents() ->
     async with host.run_test(size=(120, 20)) as pilot:
         bar = host.query_one(StatusBar)
         assert label(host, "#status-tokens") == "0 in · 0 out"
-        assert label(host, "#status-cost") == "$0.0000"
+        assert label(host, "#status-cost") == "$0.00"
         # message_start: the input is counted before the response has a word of output
         host.feed(usage("msg_1", 400, 1))
         await pilot.pause()
@@ -268,11 +268,20 @@ async def test_a_long_context_request_costs_the_long_context_rate() -> None:
         assert label(host, "#status-cost") == "$2.40"
 
 
-async def test_cost_is_unknown_for_the_demo_model_and_tokens_still_count() -> None:
+async def test_the_offline_demo_costs_nothing() -> None:
     host = Host(model=DEMO_MODEL)
     async with host.run_test(size=(120, 20)) as pilot:
+        host.feed(usage("msg_1", 300_000, 1000, model=DEMO_MODEL))
+        await pilot.pause()
+        assert label(host, "#status-cost") == "$0.00"
+
+
+async def test_cost_is_unknown_for_an_unpriced_model_and_tokens_still_count() -> None:
+    unpriced = "claude-opus-40"
+    host = Host(model=unpriced)
+    async with host.run_test(size=(120, 20)) as pilot:
         assert label(host, "#status-cost") == "cost unknown"
-        host.feed(usage("msg_1", 1000, 1000, model=DEMO_MODEL))
+        host.feed(usage("msg_1", 1000, 1000, model=unpriced))
         await pilot.pause()
         assert host.query_one(StatusBar).cost_usd is None
         assert label(host, "#status-cost") == "cost unknown"

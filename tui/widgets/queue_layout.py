@@ -279,6 +279,10 @@ def one_line(text: str) -> str:
     return _UNPRINTABLE.sub("", text.expandtabs(4).replace("\n", " "))
 
 
+MIN_NOTE_WIDTH = 8
+"""The fewest cells a cut note may keep ("denied …" still reads; "wai…" does not)."""
+
+
 def fit(text: str, width: int) -> str:
     """`text` cut to `width` cells with an ellipsis when it does not fit."""
     if width <= 0:
@@ -307,19 +311,34 @@ def fit_tool_name(name: str, width: int) -> str:
 def call_note(record: CallRecord) -> str:
     """The dimmed words after a call's summary: why it waits, failed, was denied or was
     cancelled, and how long it waited for a person (its own time is the right column)."""
+    return " · ".join(part for part in call_note_parts(record) if part)
+
+
+def call_note_parts(record: CallRecord) -> tuple[str, str]:
+    """`call_note` in its two parts, most telling first: (why, how long it waited)."""
     waited = f"waited {format_duration(record.waited_s)}" if record.waited_s > 0 else ""
     match record.state:
         case "waiting":
-            return "waiting for approval"
+            return "waiting for approval", ""
         case "failed":
-            note = failure_words(record.why)
+            return failure_words(record.why), waited
         case "denied":
-            note = denied_words(record)
+            return denied_words(record), waited
         case "cancelled":
-            return one_line(record.why) or "cancelled"
+            return one_line(record.why) or "cancelled", ""
         case _:
-            note = ""
-    return " · ".join(part for part in (note, waited) if part)
+            return "", waited
+
+
+def fitted_note(record: CallRecord, room: int) -> str:
+    """The note in `room` cells: whole; else without the wait (the conversation line keeps
+    it); else the why cut short, but never to a stub nobody can read ("wai…"): then none,
+    and the glyph and colour say the state."""
+    why, waited = call_note_parts(record)
+    for candidate in (" · ".join(part for part in (why, waited) if part), why):
+        if candidate and cell_len(candidate) <= room:
+            return candidate
+    return fit(why, room) if room >= MIN_NOTE_WIDTH else ""
 
 
 def row_text(
@@ -405,10 +424,13 @@ def _call_text(
     summary = one_line(record.summary)
     note = call_note(record)
     note_part = f"  {note}" if note else ""
-    wanted = cell_len(summary) + cell_len(note_part)
-    if wanted > room:  # keep the note readable: it says why, the summary only what
-        note_room = min(cell_len(note_part), max(room // 2, room - cell_len(summary)))
-        summary, note_part = fit(summary, room - note_room), fit(note_part, note_room)
+    if cell_len(summary) + cell_len(note_part) > room:
+        # The note says why, the summary only what: the note gets up to half the room (or
+        # what the summary leaves), in words that fit it whole where they can.
+        note_room = max(room // 2, room - cell_len(summary)) - 2
+        note = fitted_note(record, note_room)
+        note_part = f"  {note}" if note else ""
+        summary = fit(summary, room - cell_len(note_part))
     text.append(summary)
     if note_part:
         text.append(note_part, state_style + Style(dim=state != "waiting"))

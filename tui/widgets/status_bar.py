@@ -86,7 +86,7 @@ def compact_count(count: int) -> str:
 def describe_cost(cost: float | None) -> str:
     if cost is None:
         return "cost unknown"
-    return f"${cost:.2f}" if cost >= 1 else f"${cost:.4f}"
+    return f"${cost:.2f}" if cost >= 1 or cost == 0 else f"${cost:.4f}"
 
 
 class StatusBar(Widget):

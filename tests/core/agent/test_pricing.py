@@ -52,7 +52,7 @@ def test_cache_reads_and_writes_count_toward_the_tier_and_cost_their_own_rates()
     )
 
 
-@pytest.mark.parametrize("model", [DEMO_MODEL, "", "gpt-4o-but-not", "claude-opus-40"])
+@pytest.mark.parametrize("model", ["", "gpt-4o-but-not", "claude-opus-40"])
 def test_unknown_models_have_no_cost(model: str) -> None:
     assert request_cost(model, {"input_tokens": 1000, "output_tokens": 1000}) is None
 
@@ -71,7 +71,7 @@ def test_the_tally_prices_each_request_on_its_own_and_updates_replace() -> None:
 def test_one_unpriced_request_makes_the_whole_cost_unknown_not_a_partial_sum() -> None:
     tally = UsageTally()
     tally.update("a", "claude-sonnet-4-5", {"input_tokens": 1000})
-    tally.update("b", DEMO_MODEL, {"input_tokens": 1000, "output_tokens": 5})
+    tally.update("b", "claude-opus-40", {"input_tokens": 1000, "output_tokens": 5})
     assert tally.cost_usd is None
     assert (tally.input_tokens, tally.output_tokens) == (2000, 5)
 
@@ -81,3 +81,12 @@ def test_garbled_counts_are_read_as_zero_not_an_error() -> None:
     tally.update("a", "claude-sonnet-4-5", {"input_tokens": -5, "output_tokens": "12", "x": 1})
     assert (tally.input_tokens, tally.output_tokens) == (0, 0)
     assert tally.cost_usd == 0.0
+
+
+def test_the_offline_demo_costs_nothing_rather_than_an_unknown_amount() -> None:
+    from core.agent.demo import DEMO_MODEL
+    from core.agent.pricing import OFFLINE_MODELS, is_priced
+
+    assert DEMO_MODEL in OFFLINE_MODELS
+    assert is_priced(DEMO_MODEL)
+    assert request_cost(DEMO_MODEL, {"input_tokens": 300_000, "output_tokens": 9}) == 0
