@@ -84,7 +84,6 @@ def test_garbled_counts_are_read_as_zero_not_an_error() -> None:
 
 
 def test_the_offline_demo_costs_nothing_rather_than_an_unknown_amount() -> None:
-    from core.agent.demo import DEMO_MODEL
     from core.agent.pricing import OFFLINE_MODELS, is_priced
 
     assert DEMO_MODEL in OFFLINE_MODELS
