@@ -96,7 +96,7 @@ async def test_input_tokens_arrive_before_the_response_ends_and_output_follows(t
     assert recorder.events.index(last) < ended_at
 
 
-async def test_a_headless_run_streams_usage_lines_and_an_unknown_price_is_null(
+async def test_a_headless_run_streams_usage_lines_and_the_offline_demo_costs_nothing(
     tmp_path: Path, monkeypatch: Any
 ):
     import io
@@ -121,4 +121,4 @@ async def test_a_headless_run_streams_usage_lines_and_an_unknown_price_is_null(
     result = records[-1]
     assert result["type"] == "result"
     assert sum(result["usage"].values()) > 0
-    assert result["total_cost_usd"] is None  # the demo model has no price: not a made-up one
+    assert result["total_cost_usd"] == 0.0  # the offline demo spends nothing
