@@ -16,6 +16,10 @@ from core.ports import Approve, PermissionRequest
 def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PROCTOR_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("PROCTOR_CONFIG_DIR", str(tmp_path / "config"))
+    # The demo's scratch copies land in the test's own folder, which pytest removes.
+    scratch = tmp_path / "temp"
+    scratch.mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(scratch))
 
 
 class AlwaysAllow:
