@@ -45,6 +45,20 @@ _PERMISSION_KEYS = frozenset(
 _UNKNOWN = "is not a setting proctor knows (misspelt, or another tool's?); ignored"
 
 
+_UNKNOWN_RULES = "is not a setting proctor knows (meant deny, or ask?); "
+
+
+def _rule_list(key: str, value: Any) -> bool:
+    """An unknown `permissions` key holding what reads as a list of rules."""
+    return (
+        key not in _PERMISSION_KEYS
+        and key not in foreign.UNSUPPORTED_PERMISSION_KEYS
+        and isinstance(value, list)
+        and bool(value)
+        and all(isinstance(v, str) for v in value)
+    )
+
+
 @dataclass(slots=True)
 class Layer:
     """What one source contributed, before merging."""
@@ -158,13 +172,20 @@ class FileParser:
             if behavior not in permissions:
                 continue
             at: JsonPath = ("permissions", behavior)
-            for index, text in self.strings(at, permissions[behavior], "rule strings"):
+            rules = permissions[behavior]
+            if behavior != "allow" and isinstance(rules, str):  # one rule, not in a list
+                self.problem(at, "must be a list of rule strings; read as a list of one")
+                rules = [rules]
+            for index, text in self.strings(at, rules, "rule strings"):
                 try:
                     rule = parse_rule(
                         text, behavior, source=self.layer.source, path=self.layer.path
                     )
                 except RuleSyntaxError as error:
-                    self.problem((*at, index), f"{error}; this rule is ignored")
+                    if behavior == "allow":
+                        self.problem((*at, index), f"{error}; this rule is ignored")
+                    else:  # a restriction nobody can read must not become no restriction
+                        self.asking_instead((*at, index), text, str(error))
                 else:
                     self.layer.rules.append(rule)
                     if (why := rule_problem(rule, self.tool_names)) is not None:
@@ -211,9 +232,36 @@ class FileParser:
                     ("permissions", "disableBypassPermissionsMode"),
                     f'must be "disable", not {kind_of(value)}; ignored',
                 )
+        for key, value in permissions.items():
+            if _rule_list(key, value):
+                for index, text in enumerate(value):
+                    self.asking_instead(("permissions", key, index), text, None)
         self.foreign_keys(
-            ("permissions",), permissions, _PERMISSION_KEYS, foreign.UNSUPPORTED_PERMISSION_KEYS
+            ("permissions",),
+            {key: value for key, value in permissions.items() if not _rule_list(key, value)},
+            _PERMISSION_KEYS,
+            foreign.UNSUPPORTED_PERMISSION_KEYS,
         )
+
+    def asking_instead(self, at: JsonPath, text: str, error: str | None) -> None:
+        """A rule that may restrict but cannot be applied as written, kept as an ask rule
+        for what it names, and said. `error`: why a deny or ask rule cannot be read (the
+        ask is then for its whole tool); None: the rule sits under a key proctor does not
+        know (`Deny`, `disallowedTools`), where a misspelt deny list left out would allow
+        what the file meant to refuse, so it asks, whatever the key meant."""
+        if error is None:
+            why, candidates = _UNKNOWN_RULES, (text, text.split("(", 1)[0])
+        else:
+            why, candidates = f"{error}; ", (text.split("(", 1)[0],)
+        for candidate in candidates:
+            try:
+                rule = parse_rule(candidate, "ask", source=self.layer.source, path=self.layer.path)
+            except RuleSyntaxError:
+                continue
+            self.layer.rules.append(rule)
+            self.problem(at, f"{why}kept as the ask rule {rule}, so those calls ask")
+            return
+        self.problem(at, f"{why}it names no tool proctor can read; ignored")
 
     def sandbox(self, section: Any) -> None:
         if not isinstance(section, dict):

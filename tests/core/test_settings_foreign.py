@@ -122,3 +122,34 @@ def test_a_model_alias_is_reported_and_not_sent_to_the_api(project: Path) -> Non
     assert said[0].startswith("model: 'opus' is not supported by proctor (proctor does not")
     assert said[1].startswith("model: 'sonnet[1m]' is not supported by proctor")
     assert all(message.endswith("this file's model is ignored") for message in said)
+
+
+def test_a_restriction_that_cannot_be_read_asks_instead_of_vanishing(project: Path) -> None:
+    write(
+        project / ".claude/settings.json",
+        {
+            "permissions": {
+                "deny": ["Bash(rm:*", "Write(./secret/**)"],
+                "ask": "WebFetch",
+                "Deny": ["Read(./.env)"],
+                "disallowedTools": ["mcp__github", "(nothing)"],
+                "allow": ["Bash(ls"],
+            }
+        },
+    )
+    settings = load_settings(project)
+    kept = {(str(rule), rule.behavior) for rule in settings.rules}
+    assert kept == {
+        ("Write(./secret/**)", "deny"),
+        ("Bash", "ask"),  # the unreadable deny: every command asks, none is let through
+        ("WebFetch", "ask"),  # one rule where a list was due
+        ("Read(./.env)", "ask"),  # a misspelt deny list asks
+        ("mcp__github", "ask"),
+    }
+    said = {p.message.split(":")[0]: p.message for p in settings.problems}
+    assert "kept as the ask rule Bash, so those calls ask" in said["permissions.deny[0]"]
+    assert "meant deny, or ask?" in said["permissions.Deny[0]"]
+    assert said["permissions.disallowedTools[1]"].endswith(
+        "names no tool proctor can read; ignored"
+    )
+    assert said["permissions.allow[0]"].endswith("this rule is ignored")  # allowing less is safe
