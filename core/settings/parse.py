@@ -36,7 +36,7 @@ from .values import DEFAULT_HOOK_TIMEOUT_S, HookCommand, HookEntry, SettingsSour
 _BEHAVIORS: tuple[RuleBehavior, ...] = ("allow", "deny", "ask")
 _TOP_KEYS = frozenset(
     {"permissions", "hooks", "model", "mcpServers", "sandbox", "readClaudeSettings"}
-    | {"disabledMcpjsonServers"}
+    | {"disabledMcpjsonServers", "enabledMcpjsonServers"}
 )
 _PERMISSION_KEYS = frozenset(
     {*_BEHAVIORS, "defaultMode", "modeCycle", "additionalDirectories"}
@@ -79,6 +79,8 @@ class Layer:
     """`permissions.disableBypassPermissionsMode: "disable"`."""
     disabled_mcp_json: list[str] = field(default_factory=list)
     """`disabledMcpjsonServers`: servers of the project's `.mcp.json` not to start."""
+    enabled_mcp_json: list[str] | None = None
+    """`enabledMcpjsonServers`: the only servers of the project's `.mcp.json` to start."""
 
 
 class FileParser:
@@ -145,6 +147,10 @@ class FileParser:
             at: JsonPath = ("disabledMcpjsonServers",)
             names = self.strings(at, data["disabledMcpjsonServers"], "server names")
             self.layer.disabled_mcp_json = [name for _, name in names]
+        if "enabledMcpjsonServers" in data:
+            at = ("enabledMcpjsonServers",)
+            names = self.strings(at, data["enabledMcpjsonServers"], "server names")
+            self.layer.enabled_mcp_json = [name for _, name in names]
         self.foreign_keys((), data, _TOP_KEYS | foreign.SILENT_KEYS, foreign.UNSUPPORTED_KEYS)
 
     def foreign_keys(

@@ -104,6 +104,18 @@ def test_disabled_mcp_json_servers_do_not_start_and_others_do(project: Path) -> 
     assert [s.name for s in settings.mcp_servers] == ["kept"]
 
 
+def test_enabled_mcp_json_servers_are_the_only_ones_of_the_file_that_start(
+    project: Path,
+) -> None:
+    server = {"command": "python3", "args": ["-m", "server"]}
+    write(project / ".mcp.json", {"mcpServers": {"approved": server, "newcomer": server}})
+    write(project / ".claude/settings.local.json", {"enabledMcpjsonServers": ["approved"]})
+    write(project.parent / "config" / "settings.json", {"mcpServers": {"own": server}})
+    settings = load_settings(project)
+    assert settings.problems == ()  # a setting proctor acts on: nothing to report
+    assert [s.name for s in settings.mcp_servers] == ["approved", "own"]
+
+
 def test_disabled_mcp_json_servers_leave_your_own_servers_alone(project: Path) -> None:
     own = {"mcpServers": {"docs": {"command": "docs-server"}}}
     write(project.parent / "config" / "settings.json", own)
