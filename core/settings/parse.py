@@ -231,12 +231,12 @@ class FileParser:
                     self.layer.directories.append(directory)
         if "disableBypassPermissionsMode" in permissions:
             value = permissions["disableBypassPermissionsMode"]
-            if value == "disable":
-                self.layer.bypass_disabled = True
-            else:
+            # Whoever wrote the key meant to take bypass away: only a plain "no" leaves it.
+            self.layer.bypass_disabled = value not in (False, None)
+            if value not in ("disable", False, None):
                 self.problem(
                     ("permissions", "disableBypassPermissionsMode"),
-                    f'must be "disable", not {kind_of(value)}; ignored',
+                    f'must be "disable", not {kind_of(value)}; read as "disable"',
                 )
         for key, value in permissions.items():
             if _rule_list(key, value):

@@ -87,12 +87,25 @@ def test_disable_bypass_takes_bypass_away_even_when_asked_for(project: Path) -> 
     assert allowed.mode == "plan" and not allowed.bypass_available
 
 
-def test_a_wrong_disable_bypass_value_is_reported(project: Path) -> None:
-    write(project / ".proctor/settings.json", {"permissions": {"disableBypassPermissionsMode": 1}})
+def test_a_wrong_disable_bypass_value_is_reported_and_still_disables(project: Path) -> None:
+    path = write(
+        project / ".proctor/settings.json", {"permissions": {"disableBypassPermissionsMode": 1}}
+    )
     settings = load_settings(project)
     (problem,) = settings.problems
-    assert 'must be "disable", not a number (1)' in problem.message
-    assert settings.bypass_disabled_in is None
+    assert 'must be "disable", not a number (1); read as "disable"' in problem.message
+    assert settings.bypass_disabled_in == str(path)  # the key was written to take bypass away
+    context, _ = permission_context_from(settings, allow_bypass=True)
+    assert not context.bypass_available
+
+
+def test_disable_bypass_false_leaves_bypass_alone(project: Path) -> None:
+    write(
+        project / ".proctor/settings.json",
+        {"permissions": {"disableBypassPermissionsMode": False}},
+    )
+    settings = load_settings(project)
+    assert settings.problems == () and settings.bypass_disabled_in is None
 
 
 def test_disabled_mcp_json_servers_do_not_start_and_others_do(project: Path) -> None:
