@@ -30,7 +30,7 @@ from ..hooks import HOOK_EVENTS, HookEvent
 from . import foreign
 from .mcp_servers import McpServerConfig, read_servers
 from .problems import JsonPath, SettingsProblem, dotted, kind_of, line_column, locate
-from .sandbox import FILESYSTEM_KEYS, LIST_KEYS, SCALAR_KEYS, UNSUPPORTED_KEYS
+from .sandbox import FILESYSTEM_KEYS, LIST_KEYS, SCALAR_KEYS, UNSUPPORTED_KEYS, stricter
 from .values import DEFAULT_HOOK_TIMEOUT_S, HookCommand, HookEntry, SettingsSource
 
 _BEHAVIORS: tuple[RuleBehavior, ...] = ("allow", "deny", "ask")
@@ -279,8 +279,13 @@ class FileParser:
             if key in SCALAR_KEYS:
                 if isinstance(value, bool):
                     values[SCALAR_KEYS[key]] = value
-                else:
-                    self.problem(at, f"must be true or false, not {kind_of(value)}; ignored")
+                else:  # unreadable: the reading that fences more, never the default
+                    meant = str(value).strip().lower() if isinstance(value, str) else None
+                    read = meant == "true" if meant in ("true", "false") else None
+                    read = stricter(SCALAR_KEYS[key]) if read is None else read
+                    values[SCALAR_KEYS[key]] = read
+                    wrong = f"must be true or false, not {kind_of(value)}"
+                    self.problem(at, f"{wrong}; read as {str(read).lower()}")
             elif key in LIST_KEYS:
                 values[LIST_KEYS[key]] = [text for _, text in self.strings(at, value, "strings")]
             elif key == "filesystem":
@@ -299,6 +304,9 @@ class FileParser:
         for key, value in section.items():
             at = ("sandbox", "filesystem", key)
             if key in FILESYSTEM_KEYS:
+                if key.startswith("deny") and isinstance(value, str):  # a restriction
+                    self.problem(at, "must be a list of paths; read as a list of one")
+                    value = [value]
                 paths = [text for _, text in self.strings(at, value, "paths") if text.strip()]
                 self.layer.sandbox[FILESYSTEM_KEYS[key]] = paths
             else:
