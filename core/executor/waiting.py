@@ -4,7 +4,7 @@ A person who presses shift+tab while a dialog waits means the new mode for the c
 screen too, not only for the next one. So every call that asks registers here while its
 question is open, and when the mode changes (`ModeChanged`, whoever changed it: the mode key,
 plan mode entered or approved) each one is run through the real permission chain again,
-under the context as it is now:
+under the context as it is now (its PreToolUse hooks too, since they see the mode):
 
 - allowed or denied: the question is settled with that decision and withdrawn (its dialog
   closes), and the call goes on or ends as the chain said;
@@ -106,6 +106,11 @@ class WaitingAsks:
         if settled.done() and not settled.cancelled():
             return settled.result()
         return asking.result()  # the port was cancelled from elsewhere: so is this call
+
+    async def decided(self) -> None:
+        """Return once every round of decisions set off so far has finished."""
+        while self._tasks:
+            await asyncio.wait(set(self._tasks))
 
     def redecide_soon(self) -> None:
         """Decide the open questions again on the next turn of the loop (callable from a

@@ -55,7 +55,7 @@ async def waiting_call_after_mode(
         turn = asyncio.create_task(live.send("go"))
         await eventually(lambda: port.open(), "the question")
         assert live.set_mode(mode) == mode  # type: ignore[arg-type]
-        await live.services.waiting.redecide_waiting()  # what the mode change set off
+        await live.services.waiting.decided()  # what the mode change set off
         still_open = port.open()
         for tool_use_id in still_open:
             port.answer(tool_use_id, Reject())
@@ -161,3 +161,34 @@ async def test_accept_edits_keeps_asking(case: str, tmp_path: Path, isolated_dir
     call, settings = CASES[case]
     port, still_open = await waiting_call_after_mode(project, call, "acceptEdits", settings)
     assert still_open == [port.asked[0].tool_use_id], f"{case}: acceptEdits let it through"
+
+
+DENY_IN_ACCEPT_EDITS = (
+    'grep -q \'"permission_mode": *"acceptEdits"\' && echo \''
+    + json.dumps(
+        {
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": "no unreviewed edits",
+            }
+        }
+    )
+    + "' || true"
+)
+
+
+async def test_a_hook_that_judges_by_mode_is_asked_again_under_the_new_mode(
+    tmp_path: Path, isolated_dirs: None
+):
+    """Hooks see the mode: one that refuses edits in acceptEdits had no say in default mode,
+    and must have it when the mode changes while the edit waits."""
+    project = tmp_path / "project"
+    project.mkdir()
+    hook = {"matcher": "Write", "hooks": [{"type": "command", "command": DENY_IN_ACCEPT_EDITS}]}
+    call = {"name": "Write", "input": {"file_path": "{workspace}/a.txt", "content": "x"}}
+    port, still_open = await waiting_call_after_mode(
+        project, call, "acceptEdits", {"hooks": {"PreToolUse": [hook]}}
+    )
+    assert still_open == [] and port.withdrawn == [port.asked[0].tool_use_id]
+    assert not (project / "a.txt").exists()
