@@ -146,6 +146,7 @@ CASES = {
         {"name": "Write", "input": {"file_path": "{workspace}/srv/main.py", "content": "x"}},
         {"mcpServers": {"s": {"command": "python3", "args": ["srv/main.py"]}}},
     ),
+    "remove_the_project": ({"name": "Bash", "input": {"command": "rm -rf ."}}, None),
     "git_hooks_mkdir": ({"name": "Bash", "input": {"command": "mkdir .git/hooks"}}, None),
 }
 
@@ -161,6 +162,19 @@ async def test_accept_edits_keeps_asking(case: str, tmp_path: Path, isolated_dir
     call, settings = CASES[case]
     port, still_open = await waiting_call_after_mode(project, call, "acceptEdits", settings)
     assert still_open == [port.asked[0].tool_use_id], f"{case}: acceptEdits let it through"
+
+
+@pytest.mark.parametrize(
+    "case", ["ask_rule_write", "ask_rule_mkdir", "hook_ask", "remove_the_project"]
+)
+async def test_bypass_still_asks_what_a_rule_or_a_hook_asks_about(
+    case: str, tmp_path: Path, isolated_dirs: None
+):
+    project = tmp_path / "project"
+    project.mkdir()
+    call, settings = CASES[case]
+    port, still_open = await waiting_call_after_mode(project, call, "bypassPermissions", settings)
+    assert still_open == [port.asked[0].tool_use_id], f"{case}: bypass let it through"
 
 
 DENY_IN_ACCEPT_EDITS = (
