@@ -255,10 +255,9 @@ class FileParser:
         ask is then for its whole tool); None: the rule sits under a key proctor does not
         know (`Deny`, `disallowedTools`), where a misspelt deny list left out would allow
         what the file meant to refuse, so it asks, whatever the key meant."""
-        if error is None:
-            why, candidates = _UNKNOWN_RULES, (text, text.split("(", 1)[0])
-        else:
-            why, candidates = f"{error}; ", (text.split("(", 1)[0],)
+        whole_tool = text.split("(", 1)[0]
+        candidates: tuple[str, ...] = (whole_tool,) if error else (text, whole_tool)
+        why = f"{error}; " if error else _UNKNOWN_RULES
         for candidate in candidates:
             try:
                 rule = parse_rule(candidate, "ask", source=self.layer.source, path=self.layer.path)
