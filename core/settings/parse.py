@@ -18,6 +18,7 @@ layers of every source is the reader's job (`read.py`).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -48,14 +49,18 @@ _UNKNOWN = "is not a setting proctor knows (misspelt, or another tool's?); ignor
 _UNKNOWN_RULES = "is not a setting proctor knows (meant deny, or ask?); "
 
 
-def _rule_list(key: str, value: Any) -> bool:
-    """An unknown `permissions` key holding what reads as a list of rules."""
+_RULE_TOOL = re.compile(r"(mcp__[\w-]+|[A-Z][A-Za-z]*)")
+
+
+def _rule_list(value: Any) -> bool:
+    """What reads as a list of rules (`["Bash(rm:*)", "WebFetch"]`), under a key proctor
+    does not know: each names a tool as tools are named."""
     return (
-        key not in _PERMISSION_KEYS
-        and key not in foreign.UNSUPPORTED_PERMISSION_KEYS
-        and isinstance(value, list)
+        isinstance(value, list)
         and bool(value)
-        and all(isinstance(v, str) for v in value)
+        and all(
+            isinstance(v, str) and _RULE_TOOL.fullmatch(v.split("(", 1)[0].strip()) for v in value
+        )
     )
 
 
@@ -158,8 +163,12 @@ class FileParser:
     ) -> None:
         """Report each key of `section` proctor does not act on: another agent's (with
         `why[key]`) or one nobody knows. The rest of the file counts either way."""
-        for key in section:
+        for key, value in section.items():
             if key in known:
+                continue
+            if key not in why and _rule_list(value):  # `Deny`, `disallowedTools`, a stray `deny`
+                for index, text in enumerate(value):
+                    self.asking_instead((*at, key, index), text, None)
                 continue
             if key in why:
                 self.problem((*at, key), f"is not supported by proctor ({why[key]}); ignored")
@@ -238,15 +247,8 @@ class FileParser:
                     ("permissions", "disableBypassPermissionsMode"),
                     f'must be "disable", not {kind_of(value)}; read as "disable"',
                 )
-        for key, value in permissions.items():
-            if _rule_list(key, value):
-                for index, text in enumerate(value):
-                    self.asking_instead(("permissions", key, index), text, None)
         self.foreign_keys(
-            ("permissions",),
-            {key: value for key, value in permissions.items() if not _rule_list(key, value)},
-            _PERMISSION_KEYS,
-            foreign.UNSUPPORTED_PERMISSION_KEYS,
+            ("permissions",), permissions, _PERMISSION_KEYS, foreign.UNSUPPORTED_PERMISSION_KEYS
         )
 
     def asking_instead(self, at: JsonPath, text: str, error: str | None) -> None:

@@ -157,9 +157,11 @@ def test_a_restriction_that_cannot_be_read_asks_instead_of_vanishing(project: Pa
                 "deny": ["Bash(rm:*", "Write(./secret/**)"],
                 "ask": "WebFetch",
                 "Deny": ["Read(./.env)"],
-                "disallowedTools": ["mcp__github", "(nothing)"],
+                "disallowedTools": ["mcp__github"],
                 "allow": ["Bash(ls"],
-            }
+                "blockedPaths": ["secrets/**"],  # no rules: reported as unknown, as before
+            },
+            "deny": ["Bash(curl:*)"],  # outside permissions
         },
     )
     settings = load_settings(project)
@@ -170,11 +172,12 @@ def test_a_restriction_that_cannot_be_read_asks_instead_of_vanishing(project: Pa
         ("WebFetch", "ask"),  # one rule where a list was due
         ("Read(./.env)", "ask"),  # a misspelt deny list asks
         ("mcp__github", "ask"),
+        ("Bash(curl:*)", "ask"),
     }
     said = {p.message.split(":")[0]: p.message for p in settings.problems}
     assert "kept as the ask rule Bash, so those calls ask" in said["permissions.deny[0]"]
     assert "meant deny, or ask?" in said["permissions.Deny[0]"]
-    assert said["permissions.disallowedTools[1]"].endswith(
-        "names no tool proctor can read; ignored"
-    )
+    assert "kept as the ask rule mcp__github" in said["permissions.disallowedTools[0]"]
+    assert "kept as the ask rule Bash(curl:*)" in said["deny[0]"]
+    assert said["permissions.blockedPaths"].endswith("(misspelt, or another tool's?); ignored")
     assert said["permissions.allow[0]"].endswith("this rule is ignored")  # allowing less is safe
