@@ -52,16 +52,19 @@ _UNKNOWN_RULES = "is not a setting proctor knows (meant deny, or ask?); "
 _RULE_TOOL = re.compile(r"(mcp__[\w-]+|[A-Z][A-Za-z]*)")
 
 
-def _rule_list(value: Any) -> bool:
+def _rule_list(value: Any, tool_names: Collection[str] | None) -> bool:
     """What reads as a list of rules (`["Bash(rm:*)", "WebFetch"]`), under a key proctor
-    does not know: each names a tool as tools are named."""
-    return (
-        isinstance(value, list)
-        and bool(value)
-        and all(
-            isinstance(v, str) and _RULE_TOOL.fullmatch(v.split("(", 1)[0].strip()) for v in value
-        )
-    )
+    does not know: each names a tool as tools are named (one this build has, when known)."""
+
+    def names_a_tool(text: Any) -> bool:
+        if not isinstance(text, str):
+            return False
+        tool = text.split("(", 1)[0].strip()
+        if not _RULE_TOOL.fullmatch(tool):
+            return False
+        return tool_names is None or tool in tool_names or tool.startswith("mcp__")
+
+    return isinstance(value, list) and bool(value) and all(map(names_a_tool, value))
 
 
 @dataclass(slots=True)
@@ -166,7 +169,9 @@ class FileParser:
         for key, value in section.items():
             if key in known:
                 continue
-            if key not in why and _rule_list(value):  # `Deny`, `disallowedTools`, a stray `deny`
+            if key not in why and _rule_list(
+                value, self.tool_names
+            ):  # `Deny`, `disallowedTools`, a stray `deny`
                 for index, text in enumerate(value):
                     self.asking_instead((*at, key, index), text, None)
                 continue
