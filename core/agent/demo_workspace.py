@@ -11,14 +11,17 @@ own files. Why it is shaped this way:
 - The rule for removing copies: a run removes the copy it made when it ends, unless the
   person said `--keep-workspace`. A copy carried on from an earlier run was kept on
   purpose, so it stays kept. Either way the run says which happened (`end_workspace`).
-- Only folders named `proctor-demo-*` right in the temporary directory are ever used or
-  removed: a meta.json edited to name another folder must not send the demo's scripted
-  edits, or a removal, there.
+- Only folders named `proctor-demo-*` right in the temporary directory, made by this user
+  and not links, are ever used or removed: a meta.json edited to name another folder, or a
+  link planted under a kept copy's name, must not send the demo's scripted edits, or a
+  removal, there.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
+import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,7 +99,16 @@ def is_demo_copy(path: Path) -> bool:
     from .demo import DEMO_WORKSPACE_PREFIX
 
     temp = Path(tempfile.gettempdir()).resolve()
-    return path.name.startswith(DEMO_WORKSPACE_PREFIX) and path.parent.resolve() == temp
+    if not path.name.startswith(DEMO_WORKSPACE_PREFIX) or path.parent.resolve() != temp:
+        return False
+    # The temporary directory is everyone's: a link or another user's folder under the
+    # demo's name (made after the kept copy was cleaned away, say) is not the demo's copy.
+    try:
+        info = path.lstat()
+    except OSError:
+        return True  # not there (yet): nothing can be sent through it
+    mine = not hasattr(os, "getuid") or info.st_uid == os.getuid()
+    return mine and not stat.S_ISLNK(info.st_mode)
 
 
 def discard(scratch: ScratchWorkspace | None) -> None:

@@ -276,7 +276,8 @@ async def open_session(
     protected = program_files(settings, prepared.cwd)
     permissions, set_aside = permission_context_from(
         settings,
-        mode=options.mode or _known_mode(prepared.restored.mode),
+        mode=options.mode,
+        resumed_mode=_known_mode(prepared.restored.mode),
         allow_bypass=options.allow_bypass,
         trusted=trusted,
         avoid_prompts=permission_port is None,

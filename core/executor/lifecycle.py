@@ -37,7 +37,7 @@ from typing import Any, Literal, Protocol
 from pydantic import ValidationError
 
 from ..access.call_outcome import call_outcome, denial_message, unmistaken_content
-from ..access.decision import Allow, Ask, DecidedBy, Deny
+from ..access.decision import Allow, Ask, DecidedBy, Deny, PermissionDecision
 from ..access.sandbox_policy import SandboxPolicy, Unsandboxed
 from ..access.targets import CommandTarget
 from ..events import (
@@ -419,7 +419,7 @@ class _CallRun:
             answer = await services.waiting.answer_or_settled(
                 self.call.id,
                 port.request_permission(request),
-                lambda: services.permissions.decide(tool, before, self.context, pre),
+                lambda: self.decide_again(tool, before, pre),
             )
         except Exception as error:
             self.notice("error", f"The approval prompt failed ({error}); the call was refused.")
@@ -445,6 +445,20 @@ class _CallRun:
                 tool, answer.updated_input, "The input the user approved is not valid. "
             )
         return parsed, decision.sandbox
+
+    async def decide_again(
+        self, tool: AnyTool, before: Any, pre: PreToolUseOutcome
+    ) -> PermissionDecision:
+        """The chain's decision under the mode as it is now. PreToolUse hooks see the mode
+        (`permission_mode`), so they are asked again: one that refuses in the new mode must
+        have its say. A hook that now gives another input than the one decided on raises,
+        and the question stays for the person."""
+        if self.services.hooks is None:
+            return await self.services.permissions.decide(tool, before, self.context, pre)
+        now = await self.pre_hooks(HookCall(tool.name, _as_mapping(self.call.input), self.call.id))
+        if now.updated_input != pre.updated_input:
+            raise RuntimeError("a PreToolUse hook replaced the input differently this time")
+        return await self.services.permissions.decide(tool, before, self.context, now)
 
     def settled_without_answer(
         self, tool: AnyTool, before: Any, decision: Allow | Deny

@@ -4,12 +4,14 @@ A person who presses shift+tab while a dialog waits means the new mode for the c
 screen too, not only for the next one. So every call that asks registers here while its
 question is open, and when the mode changes (`ModeChanged`, whoever changed it: the mode key,
 plan mode entered or approved) each one is run through the real permission chain again,
-under the context as it is now:
+under the context as it is now (its PreToolUse hooks too, since they see the mode):
 
 - allowed or denied: the question is settled with that decision and withdrawn (its dialog
   closes), and the call goes on or ends as the chain said;
 - asked again, or the chain failed: the question stays open. Fail closed: only the chain can
   turn a question into an answer, never this module.
+- the mode changed again while the chain was deciding: that decision is about a mode already
+  left, so it settles nothing; the newer round of decisions speaks for the mode now.
 
 The lifecycle (`lifecycle.py`) owns the question; this registry only hands it a decision.
 It is shared by a session and its sub-agents (it rides on `ExecutorServices`), and the
@@ -45,6 +47,8 @@ class WaitingAsks:
     def __init__(self) -> None:
         self._waiting: dict[str, _Waiting] = {}
         self._tasks: set[asyncio.Task[int]] = set()
+        self._round = 0
+        """Counts rounds of re-decision: a round outrun by a newer one settles nothing more."""
 
     def __len__(self) -> int:
         return len(self._waiting)
@@ -64,6 +68,8 @@ class WaitingAsks:
     async def redecide_waiting(self) -> int:
         """Decide every open question again; returns how many it settled."""
         settled = 0
+        self._round += 1
+        this_round = self._round
         for tool_use_id, waiting in list(self._waiting.items()):
             if waiting.settled.done():
                 continue
@@ -72,6 +78,8 @@ class WaitingAsks:
             except Exception:  # the question stays: only a real decision may answer it
                 log.exception("deciding %s again failed; it still asks", tool_use_id)
                 continue
+            if this_round != self._round:  # the mode changed again meanwhile: decided stale
+                break
             if isinstance(decision, Allow | Deny) and not waiting.settled.done():
                 waiting.settled.set_result(decision)
                 settled += 1
@@ -99,11 +107,17 @@ class WaitingAsks:
             return settled.result()
         return asking.result()  # the port was cancelled from elsewhere: so is this call
 
+    async def decided(self) -> None:
+        """Return once every round of decisions set off so far has finished."""
+        while self._tasks:
+            await asyncio.wait(set(self._tasks))
+
     def redecide_soon(self) -> None:
         """Decide the open questions again on the next turn of the loop (callable from a
         sink, which must not wait)."""
         if not self._waiting:
             return
+        self._round += 1  # now, not when the task starts: a round under way is already stale
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # no loop, so nothing can be waiting on one

@@ -169,8 +169,8 @@ def hook_files(entries: tuple[HookEntry, ...], cwd: Path) -> tuple[Path, ...]:
             except ValueError:
                 continue
             for word in words[:2]:  # `./check.sh`, or `python3 .proctor/hooks/check.py`
-                path = (cwd / os.path.expanduser(word)).resolve()
-                if ("/" in word or path.exists()) and path.is_file():
+                path = _program_file(cwd, word)
+                if path is not None:
                     found.append(path)
     return tuple(dict.fromkeys(found))
 
@@ -185,13 +185,24 @@ def server_files(servers: Iterable[McpServerConfig], cwd: Path) -> tuple[Path, .
             continue
         base = server.cwd or cwd
         for word in (server.command, *server.args):
-            try:
-                path = (base / os.path.expanduser(word)).resolve()
-                if ("/" in word or path.exists()) and path.is_file():
-                    found.append(path)
-            except (OSError, RuntimeError, ValueError):
-                continue
+            path = _program_file(base, word)
+            if path is not None:
+                found.append(path)
     return tuple(dict.fromkeys(found))
+
+
+def _program_file(base: Path, word: str) -> Path | None:
+    """The file `word` may name, whether or not it exists yet: a hook or server whose script
+    is missing runs whatever the agent writes there first, so that path is guarded too
+    (a word that is no file at all only makes a write to that name ask). Options and
+    directories are not programs."""
+    if not word or word.startswith("-"):
+        return None
+    try:
+        path = (base / os.path.expanduser(word)).resolve()
+        return None if path.is_dir() else path
+    except (OSError, RuntimeError, ValueError):
+        return None
 
 
 def program_files(settings: Settings, cwd: Path) -> tuple[Path, ...]:

@@ -10,6 +10,9 @@ trust, not about files:
   (`--permission-mode bypassPermissions` or `--allow-bypass`); a `defaultMode` of bypass from
   any settings file without that starts in default mode, with a note. A settings file's
   `disableBypassPermissionsMode: "disable"` takes it away even then, with a note.
+- A resumed session carries on in the mode it was left in (`resumed_mode`), said in a note;
+  but the mode of an earlier run is no flag of this one: bypassPermissions comes back only
+  when this run makes it available, like a `defaultMode` of bypass.
 """
 
 from __future__ import annotations
@@ -26,13 +29,17 @@ def permission_context_from(
     settings: Settings,
     *,
     mode: PermissionMode | None = None,
+    resumed_mode: PermissionMode | None = None,
     allow_bypass: bool = False,
     trusted: bool = True,
     avoid_prompts: bool = False,
     plan_file: Path | None = None,
     protected_files: tuple[Path, ...] = (),
 ) -> tuple[ToolPermissionContext, tuple[str, ...]]:
-    """The starting context, and notes for the user about what was set aside and why."""
+    """The starting context, and notes for the user about what was set aside and why.
+
+    `mode` is this run's own choice (--permission-mode); `resumed_mode` the mode a resumed
+    session was left in, used when this run chooses none."""
     notes: list[str] = []
     rules = settings.rules
     directories = tuple(
@@ -63,7 +70,16 @@ def permission_context_from(
             )
             default_mode = None
     bypass_available = allow_bypass or mode == "bypassPermissions"
-    chosen: PermissionMode = mode or default_mode or "default"
+    chosen: PermissionMode = mode or resumed_mode or default_mode or "default"
+    resumed = mode is None and resumed_mode is not None
+    if resumed and chosen == "bypassPermissions" and not bypass_available:
+        notes.append(
+            "this session was left in bypassPermissions, which needs --allow-bypass (or "
+            "--permission-mode bypassPermissions) in this run too; resuming in default mode"
+        )
+        chosen = "default"
+    elif resumed and chosen != "default":
+        notes.append(f"resuming in {chosen} mode, the mode this session was left in")
     if bypass_available and settings.bypass_disabled_in is not None:
         notes.append(
             "bypassPermissions is turned off by disableBypassPermissionsMode in "

@@ -9,7 +9,8 @@ as a key for another tool). This module is data: the parser (parse.py) walks the
 looks keys up here, so the list can grow without touching the walk.
 
 Keys whose absence would make proctor less safe than the user meant are not here but
-implemented (`permissions.disableBypassPermissionsMode`, `disabledMcpjsonServers`); the
+implemented (`permissions.disableBypassPermissionsMode`, `disabledMcpjsonServers`, and
+`enabledMcpjsonServers`, read as the only `.mcp.json` servers to start); the
 ones left that restrict something (`deniedMcpServers`, `allowManagedHooksOnly`) belong to an
 administrator's managed settings, which proctor does not have, and are reported as such.
 """
@@ -47,7 +48,6 @@ UNSUPPORTED_KEYS: Mapping[str, str] = {
     "language": "proctor's system prompt is its own",
     "disableAllHooks": "proctor runs every hook the files declare; remove a hook to stop it",
     "enableAllProjectMcpServers": _PROJECT_SERVERS,
-    "enabledMcpjsonServers": _PROJECT_SERVERS,
     "enabledPlugins": _NO_PLUGINS,
     "extraKnownMarketplaces": _NO_PLUGINS,
     "strictKnownMarketplaces": _NO_PLUGINS,

@@ -18,6 +18,7 @@ layers of every source is the reader's job (`read.py`).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -30,19 +31,40 @@ from ..hooks import HOOK_EVENTS, HookEvent
 from . import foreign
 from .mcp_servers import McpServerConfig, read_servers
 from .problems import JsonPath, SettingsProblem, dotted, kind_of, line_column, locate
-from .sandbox import FILESYSTEM_KEYS, LIST_KEYS, SCALAR_KEYS, UNSUPPORTED_KEYS
+from .sandbox import FILESYSTEM_KEYS, LIST_KEYS, SCALAR_KEYS, UNSUPPORTED_KEYS, stricter
 from .values import DEFAULT_HOOK_TIMEOUT_S, HookCommand, HookEntry, SettingsSource
 
 _BEHAVIORS: tuple[RuleBehavior, ...] = ("allow", "deny", "ask")
 _TOP_KEYS = frozenset(
     {"permissions", "hooks", "model", "mcpServers", "sandbox", "readClaudeSettings"}
-    | {"disabledMcpjsonServers"}
+    | {"disabledMcpjsonServers", "enabledMcpjsonServers"}
 )
 _PERMISSION_KEYS = frozenset(
     {*_BEHAVIORS, "defaultMode", "modeCycle", "additionalDirectories"}
     | {"disableBypassPermissionsMode"}
 )
 _UNKNOWN = "is not a setting proctor knows (misspelt, or another tool's?); ignored"
+
+
+_UNKNOWN_RULES = "is not a setting proctor knows (meant deny, or ask?); "
+
+
+_RULE_TOOL = re.compile(r"(mcp__[\w-]+|[A-Z][A-Za-z]*)")
+
+
+def _rule_list(value: Any, tool_names: Collection[str] | None) -> bool:
+    """What reads as a list of rules (`["Bash(rm:*)", "WebFetch"]`), under a key proctor
+    does not know: each names a tool as tools are named (one this build has, when known)."""
+
+    def names_a_tool(text: Any) -> bool:
+        if not isinstance(text, str):
+            return False
+        tool = text.split("(", 1)[0].strip()
+        if not _RULE_TOOL.fullmatch(tool):
+            return False
+        return tool_names is None or tool in tool_names or tool.startswith("mcp__")
+
+    return isinstance(value, list) and bool(value) and all(map(names_a_tool, value))
 
 
 @dataclass(slots=True)
@@ -65,6 +87,8 @@ class Layer:
     """`permissions.disableBypassPermissionsMode: "disable"`."""
     disabled_mcp_json: list[str] = field(default_factory=list)
     """`disabledMcpjsonServers`: servers of the project's `.mcp.json` not to start."""
+    enabled_mcp_json: list[str] | None = None
+    """`enabledMcpjsonServers`: the only servers of the project's `.mcp.json` to start."""
 
 
 class FileParser:
@@ -131,6 +155,10 @@ class FileParser:
             at: JsonPath = ("disabledMcpjsonServers",)
             names = self.strings(at, data["disabledMcpjsonServers"], "server names")
             self.layer.disabled_mcp_json = [name for _, name in names]
+        if "enabledMcpjsonServers" in data:
+            at = ("enabledMcpjsonServers",)
+            names = self.strings(at, data["enabledMcpjsonServers"], "server names")
+            self.layer.enabled_mcp_json = [name for _, name in names]
         self.foreign_keys((), data, _TOP_KEYS | foreign.SILENT_KEYS, foreign.UNSUPPORTED_KEYS)
 
     def foreign_keys(
@@ -138,8 +166,14 @@ class FileParser:
     ) -> None:
         """Report each key of `section` proctor does not act on: another agent's (with
         `why[key]`) or one nobody knows. The rest of the file counts either way."""
-        for key in section:
+        for key, value in section.items():
             if key in known:
+                continue
+            if key not in why and _rule_list(
+                value, self.tool_names
+            ):  # `Deny`, `disallowedTools`, a stray `deny`
+                for index, text in enumerate(value):
+                    self.asking_instead((*at, key, index), text, None)
                 continue
             if key in why:
                 self.problem((*at, key), f"is not supported by proctor ({why[key]}); ignored")
@@ -158,13 +192,20 @@ class FileParser:
             if behavior not in permissions:
                 continue
             at: JsonPath = ("permissions", behavior)
-            for index, text in self.strings(at, permissions[behavior], "rule strings"):
+            rules = permissions[behavior]
+            if behavior != "allow" and isinstance(rules, str):  # one rule, not in a list
+                self.problem(at, "must be a list of rule strings; read as a list of one")
+                rules = [rules]
+            for index, text in self.strings(at, rules, "rule strings"):
                 try:
                     rule = parse_rule(
                         text, behavior, source=self.layer.source, path=self.layer.path
                     )
                 except RuleSyntaxError as error:
-                    self.problem((*at, index), f"{error}; this rule is ignored")
+                    if behavior == "allow":
+                        self.problem((*at, index), f"{error}; this rule is ignored")
+                    else:  # a restriction nobody can read must not become no restriction
+                        self.asking_instead((*at, index), text, str(error))
                 else:
                     self.layer.rules.append(rule)
                     if (why := rule_problem(rule, self.tool_names)) is not None:
@@ -204,16 +245,35 @@ class FileParser:
                     self.layer.directories.append(directory)
         if "disableBypassPermissionsMode" in permissions:
             value = permissions["disableBypassPermissionsMode"]
-            if value == "disable":
-                self.layer.bypass_disabled = True
-            else:
+            # Whoever wrote the key meant to take bypass away: only a plain "no" leaves it.
+            self.layer.bypass_disabled = value not in (False, None)
+            if value not in ("disable", False, None):
                 self.problem(
                     ("permissions", "disableBypassPermissionsMode"),
-                    f'must be "disable", not {kind_of(value)}; ignored',
+                    f'must be "disable", not {kind_of(value)}; read as "disable"',
                 )
         self.foreign_keys(
             ("permissions",), permissions, _PERMISSION_KEYS, foreign.UNSUPPORTED_PERMISSION_KEYS
         )
+
+    def asking_instead(self, at: JsonPath, text: str, error: str | None) -> None:
+        """A rule that may restrict but cannot be applied as written, kept as an ask rule
+        for what it names, and said. `error`: why a deny or ask rule cannot be read (the
+        ask is then for its whole tool); None: the rule sits under a key proctor does not
+        know (`Deny`, `disallowedTools`), where a misspelt deny list left out would allow
+        what the file meant to refuse, so it asks, whatever the key meant."""
+        whole_tool = text.split("(", 1)[0]
+        candidates: tuple[str, ...] = (whole_tool,) if error else (text, whole_tool)
+        why = f"{error}; " if error else _UNKNOWN_RULES
+        for candidate in candidates:
+            try:
+                rule = parse_rule(candidate, "ask", source=self.layer.source, path=self.layer.path)
+            except RuleSyntaxError:
+                continue
+            self.layer.rules.append(rule)
+            self.problem(at, f"{why}kept as the ask rule {rule}, so those calls ask")
+            return
+        self.problem(at, f"{why}it names no tool proctor can read; ignored")
 
     def sandbox(self, section: Any) -> None:
         if not isinstance(section, dict):
@@ -225,8 +285,13 @@ class FileParser:
             if key in SCALAR_KEYS:
                 if isinstance(value, bool):
                     values[SCALAR_KEYS[key]] = value
-                else:
-                    self.problem(at, f"must be true or false, not {kind_of(value)}; ignored")
+                else:  # unreadable: the reading that fences more, never the default
+                    meant = str(value).strip().lower() if isinstance(value, str) else None
+                    read = meant == "true" if meant in ("true", "false") else None
+                    read = stricter(SCALAR_KEYS[key]) if read is None else read
+                    values[SCALAR_KEYS[key]] = read
+                    wrong = f"must be true or false, not {kind_of(value)}"
+                    self.problem(at, f"{wrong}; read as {str(read).lower()}")
             elif key in LIST_KEYS:
                 values[LIST_KEYS[key]] = [text for _, text in self.strings(at, value, "strings")]
             elif key == "filesystem":
@@ -245,6 +310,9 @@ class FileParser:
         for key, value in section.items():
             at = ("sandbox", "filesystem", key)
             if key in FILESYSTEM_KEYS:
+                if key.startswith("deny") and isinstance(value, str):  # a restriction
+                    self.problem(at, "must be a list of paths; read as a list of one")
+                    value = [value]
                 paths = [text for _, text in self.strings(at, value, "paths") if text.strip()]
                 self.layer.sandbox[FILESYSTEM_KEYS[key]] = paths
             else:

@@ -17,8 +17,9 @@ only), and `settings.json` in the user config directory ("user").
   source that sets them; `mcpServers` merge by name, the higher source winning a name (even
   with an entry too broken to start: the server is then not started at all); rules, hooks and
   directories from every source are kept, in order (a directory once). What only takes
-  something away counts from any file: `disableBypassPermissionsMode`, and the
-  `disabledMcpjsonServers` that keep `.mcp.json` servers from starting.
+  something away counts from any file: `disableBypassPermissionsMode`, the
+  `disabledMcpjsonServers` that keep `.mcp.json` servers from starting, and
+  `enabledMcpjsonServers`, which (when any file has it) are the only ones that start.
 - `.claude` files are read unless `"readClaudeSettings": false` is set in a proctor file
   (user, project, local or the `--settings` file; highest wins) or the environment has
   `PROCTOR_NO_CLAUDE_SETTINGS` set to 1/true/yes/on. `.mcp.json` is read either way: it is
@@ -199,8 +200,12 @@ def _merge(layers: list[Layer], problems: list[SettingsProblem]) -> Settings:
         for name, server in layer.mcp_servers.items():
             servers.setdefault(name, server)
     disabled = {name for layer in layers for name in layer.disabled_mcp_json}
+    listed = [layer.enabled_mcp_json for layer in layers if layer.enabled_mcp_json is not None]
+    enabled = {name for names in listed for name in names}
     for name, server in list(servers.items()):
-        if server is not None and server.source == "mcp-json" and name in disabled:
+        if server is None or server.source != "mcp-json":
+            continue
+        if name in disabled or (listed and name not in enabled):
             del servers[name]
     no_bypass = next((layer for layer in layers if layer.bypass_disabled), None)
     mode_layer = next((layer for layer in layers if layer.default_mode), None)

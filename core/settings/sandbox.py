@@ -55,6 +55,11 @@ _STRICT: Mapping[str, bool] = {
 _LOOSENING_LISTS = ("excluded_commands", "allow_read", "allow_write")
 
 
+def stricter(name: str) -> bool:
+    """The value of the scalar `name` (`allow_unsandboxed_commands`) that fences more."""
+    return _STRICT[name]
+
+
 @dataclass(frozen=True, slots=True)
 class SandboxSettings:
     enabled: bool = True

@@ -87,12 +87,25 @@ def test_disable_bypass_takes_bypass_away_even_when_asked_for(project: Path) -> 
     assert allowed.mode == "plan" and not allowed.bypass_available
 
 
-def test_a_wrong_disable_bypass_value_is_reported(project: Path) -> None:
-    write(project / ".proctor/settings.json", {"permissions": {"disableBypassPermissionsMode": 1}})
+def test_a_wrong_disable_bypass_value_is_reported_and_still_disables(project: Path) -> None:
+    path = write(
+        project / ".proctor/settings.json", {"permissions": {"disableBypassPermissionsMode": 1}}
+    )
     settings = load_settings(project)
     (problem,) = settings.problems
-    assert 'must be "disable", not a number (1)' in problem.message
-    assert settings.bypass_disabled_in is None
+    assert 'must be "disable", not a number (1); read as "disable"' in problem.message
+    assert settings.bypass_disabled_in == str(path)  # the key was written to take bypass away
+    context, _ = permission_context_from(settings, allow_bypass=True)
+    assert not context.bypass_available
+
+
+def test_disable_bypass_false_leaves_bypass_alone(project: Path) -> None:
+    write(
+        project / ".proctor/settings.json",
+        {"permissions": {"disableBypassPermissionsMode": False}},
+    )
+    settings = load_settings(project)
+    assert settings.problems == () and settings.bypass_disabled_in is None
 
 
 def test_disabled_mcp_json_servers_do_not_start_and_others_do(project: Path) -> None:
@@ -102,6 +115,18 @@ def test_disabled_mcp_json_servers_do_not_start_and_others_do(project: Path) -> 
     settings = load_settings(project)
     assert settings.problems == ()
     assert [s.name for s in settings.mcp_servers] == ["kept"]
+
+
+def test_enabled_mcp_json_servers_are_the_only_ones_of_the_file_that_start(
+    project: Path,
+) -> None:
+    server = {"command": "python3", "args": ["-m", "server"]}
+    write(project / ".mcp.json", {"mcpServers": {"approved": server, "newcomer": server}})
+    write(project / ".claude/settings.local.json", {"enabledMcpjsonServers": ["approved"]})
+    write(project.parent / "config" / "settings.json", {"mcpServers": {"own": server}})
+    settings = load_settings(project)
+    assert settings.problems == ()  # a setting proctor acts on: nothing to report
+    assert [s.name for s in settings.mcp_servers] == ["approved", "own"]
 
 
 def test_disabled_mcp_json_servers_leave_your_own_servers_alone(project: Path) -> None:
@@ -122,3 +147,37 @@ def test_a_model_alias_is_reported_and_not_sent_to_the_api(project: Path) -> Non
     assert said[0].startswith("model: 'opus' is not supported by proctor (proctor does not")
     assert said[1].startswith("model: 'sonnet[1m]' is not supported by proctor")
     assert all(message.endswith("this file's model is ignored") for message in said)
+
+
+def test_a_restriction_that_cannot_be_read_asks_instead_of_vanishing(project: Path) -> None:
+    write(
+        project / ".claude/settings.json",
+        {
+            "permissions": {
+                "deny": ["Bash(rm:*", "Write(./secret/**)"],
+                "ask": "WebFetch",
+                "Deny": ["Read(./.env)"],
+                "disallowedTools": ["mcp__github"],
+                "allow": ["Bash(ls"],
+                "blockedPaths": ["secrets/**"],  # no rules: reported as unknown, as before
+            },
+            "deny": ["Bash(curl:*)"],  # outside permissions
+        },
+    )
+    settings = load_settings(project)
+    kept = {(str(rule), rule.behavior) for rule in settings.rules}
+    assert kept == {
+        ("Write(./secret/**)", "deny"),
+        ("Bash", "ask"),  # the unreadable deny: every command asks, none is let through
+        ("WebFetch", "ask"),  # one rule where a list was due
+        ("Read(./.env)", "ask"),  # a misspelt deny list asks
+        ("mcp__github", "ask"),
+        ("Bash(curl:*)", "ask"),
+    }
+    said = {p.message.split(":")[0]: p.message for p in settings.problems}
+    assert "kept as the ask rule Bash, so those calls ask" in said["permissions.deny[0]"]
+    assert "meant deny, or ask?" in said["permissions.Deny[0]"]
+    assert "kept as the ask rule mcp__github" in said["permissions.disallowedTools[0]"]
+    assert "kept as the ask rule Bash(curl:*)" in said["deny[0]"]
+    assert said["permissions.blockedPaths"].endswith("(misspelt, or another tool's?); ignored")
+    assert said["permissions.allow[0]"].endswith("this rule is ignored")  # allowing less is safe

@@ -301,3 +301,49 @@ async def test_the_mode_key_lets_a_waiting_write_run_and_the_transcript_says_why
     assert "accept edits" in answer["decided_by"]["detail"]
     (done,) = [r for r in records if r.get("kind") == "completed"]
     assert done["outcome"] == "succeeded" and done["waited_s"] > 0
+
+
+class HeldSecondLook(DecisionChain):
+    """A chain whose later decisions, once made, wait at a gate before they are handed back
+    (as the real chain waits for the sandbox's view after reading the mode)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.decisions = 0
+        self.held = asyncio.Event()
+        self.gate = asyncio.Event()
+
+    async def decide(self, tool: Any, input: Any, context: Any, hook: Any) -> Any:
+        self.decisions += 1
+        decision = await super().decide(tool, input, context, hook)
+        if self.decisions > 1:  # both later looks wait, and go on in the order they came
+            self.held.set()
+            await self.gate.wait()
+        return decision
+
+
+async def test_a_decision_made_under_a_mode_already_left_does_not_settle_the_question():
+    chain = HeldSecondLook()
+    engine = Engine(chain)
+    context = engine.executor.context
+    context.set_app_state(
+        lambda state: state.with_permission_context(
+            replace(state.permission_context, bypass_available=True)
+        )
+    )
+    await engine.ask("w")
+
+    change_mode(context, "bypassPermissions")  # the person passes through bypass...
+    first = asyncio.ensure_future(engine.services.waiting.redecide_waiting())
+    await asyncio.wait_for(chain.held.wait(), HANG_BOUND_S)
+    change_mode(context, "plan")  # ...and lands on plan before the first look is back
+    engine.services.waiting.redecide_soon()  # as the mode change's event sets off
+    await eventually(lambda: chain.decisions == 3, "the second look")
+    chain.gate.set()
+    await asyncio.wait_for(first, HANG_BOUND_S)
+
+    await drain(engine.executor)
+    assert engine.tracker.entered == []  # never run under the bypass it was decided in
+    event = completed(engine.recorder, "w")
+    assert event.ended == "denied" and event.denied_by is not None
+    assert event.denied_by.detail == "plan mode"

@@ -157,3 +157,26 @@ async def test_proctor_sessions_demo_lists_the_demo_sessions(
     assert main(["sessions", "--demo"]) == 0
     listed = capsys.readouterr().out
     assert first.session.id in listed and "look around, please" in listed
+
+
+async def test_a_demo_named_link_to_another_folder_is_never_used(tmp_path: Path):
+    """A `proctor-demo-*` name in the temporary directory that is a link (anyone may make one
+    there, say after the kept copy was cleaned away) is not a demo copy."""
+    first = demo(tmp_path, keep_workspace=True)
+    await run_once(first)
+    end_workspace(first)
+    workspace = first.cwd
+    precious = tmp_path / "my-own-project"
+    precious.mkdir()
+    (precious / "keep.txt").write_text("mine\n")
+    shutil.rmtree(workspace)
+    workspace.symlink_to(precious, target_is_directory=True)
+
+    again = demo(tmp_path, continue_latest=True)
+    try:
+        assert again.cwd != workspace and not again.resumed
+        assert any("is gone" in note for note in again.notes)
+    finally:
+        end_workspace(again)
+        workspace.unlink()
+    assert (precious / "keep.txt").read_text() == "mine\n"

@@ -72,6 +72,30 @@ def test_the_sandbox_section_is_read_in_the_seeds_format(tmp_path: Path):
     )
 
 
+def test_a_sandbox_setting_of_the_wrong_type_fences_more_not_less(tmp_path: Path):
+    write_settings(
+        tmp_path,
+        {
+            "sandbox": {
+                "allowUnsandboxedCommands": "no",  # meant false: the default would allow
+                "autoAllowBashIfSandboxed": 1,
+                "failIfUnavailable": "false",
+                "filesystem": {"denyRead": "~/.aws"},
+            }
+        },
+    )
+    settings = load_settings(tmp_path)
+    merged, _ = merge(settings.sandbox_layers, trusted=True, project_sources=PROJECT_SOURCES)
+    assert merged.allow_unsandboxed_commands is False
+    assert merged.auto_allow_bash_if_sandboxed is False
+    assert merged.fail_if_unavailable is False  # "false" says what it means
+    assert merged.deny_read == ("~/.aws",)
+    said = "\n".join(str(p) for p in settings.problems)
+    assert "sandbox.allowUnsandboxedCommands: must be true or false" in said
+    assert "not a string ('no'); read as false" in said
+    assert "sandbox.filesystem.denyRead: must be a list of paths; read as a list of one" in said
+
+
 def test_bad_sandbox_settings_are_reported_with_file_and_line(tmp_path: Path):
     path = write_settings(
         tmp_path,
