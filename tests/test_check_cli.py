@@ -112,3 +112,22 @@ def test_a_reader_that_stops_early_ends_the_batch_quietly(tmp_path: Path):
     _, stderr = process.communicate(request.encode() * 5000)
     assert process.returncode == 0
     assert b"Traceback" not in stderr
+
+
+def test_a_settings_file_that_cannot_be_read_makes_every_call_ask(tmp_path: Path):
+    """Its deny rules cannot be read, so what they might have refused asks (fail closed)."""
+    env = {**os.environ, "PROCTOR_CONFIG_DIR": str(tmp_path / "config")}
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "settings.json").write_text('{"permissions": {"deny": ["Bash"],}}')
+
+    def decide(*args: str) -> dict[str, object]:
+        command = [sys.executable, "-m", "tui", "check", "--json", "--cwd", str(tmp_path), *args]
+        done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    for args in (("Bash", "ls -la"), ("--mode", "bypassPermissions", "Bash", "rm -rf build")):
+        answer = decide(*args)
+        assert answer["behavior"] == "ask", args
+    read = json.dumps({"file_path": str(tmp_path / "a.txt")})
+    assert decide("Read", read)["behavior"] == "ask"

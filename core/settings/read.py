@@ -115,11 +115,33 @@ def _file_layer(
     tool_names: Collection[str] | None = None,
 ) -> Layer | None:
     # A file named on the command line was asked for: its absence is worth saying.
+    reported = len(problems)
     found = _read_json_object(path, problems, must_exist=source == "flag-settings")
     if found is None:
+        if len(problems) > reported and source != "mcp-json":
+            return _unreadable_layer(source, path, problems, tool_names)
         return None
     layer = Layer(source, path)
     FileParser(layer, found[1], problems, tool_names).parse(found[0])
+    return layer
+
+
+def _unreadable_layer(
+    source: SettingsSource,
+    path: Path,
+    problems: list[SettingsProblem],
+    tool_names: Collection[str] | None,
+) -> Layer | None:
+    """Fail closed for a settings file that is there but cannot be read: its deny and ask
+    rules (and a `disableBypassPermissionsMode`) may be in it, so until it is fixed every
+    built-in tool asks and bypass is off, rather than running what it would have refused.
+    (An unreadable `.mcp.json` only starts no servers, which is closed already.)"""
+    if not tool_names:
+        return None
+    layer = Layer(source, path, bypass_disabled=True)
+    layer.rules = [parse_rule(name, "ask", source=source, path=path) for name in sorted(tool_names)]
+    message = "until it is fixed, every tool call asks and bypass mode is off"
+    problems.append(SettingsProblem(path, None, None, message))
     return layer
 
 
