@@ -4,7 +4,8 @@ Sources, highest first: CLI flags (`--allow/--deny/--ask`), the `--settings FILE
 ("flag-settings"), `.proctor/settings.local.json` ("local"), `.proctor/settings.json`
 ("project"), a project's `.claude/settings.local.json` and `.claude/settings.json`
 ("claude-local", "claude-project"), the project's `.mcp.json` ("mcp-json": its `mcpServers`
-only), and `settings.json` in the user config directory ("user").
+only), `settings.json` in the user config directory ("user"), and the user's own Claude
+settings, `~/.claude/settings.json` or in `CLAUDE_CONFIG_DIR` ("claude-user").
 
 - Startup and `proctor check` call `load_settings` every time, so the happy path is plain
   `json.loads` per file; line and column are found only for a problem (`problems.py`).
@@ -20,8 +21,9 @@ only), and `settings.json` in the user config directory ("user").
   something away counts from any file: `disableBypassPermissionsMode`, the
   `disabledMcpjsonServers` that keep `.mcp.json` servers from starting, and
   `enabledMcpjsonServers`, which (when any file has it) are the only ones that start.
-- `.claude` files are read unless `"readClaudeSettings": false` is set in a proctor file
-  (user, project, local or the `--settings` file; highest wins) or the environment has
+- `.claude` files (the project's and the user's) are read unless `"readClaudeSettings":
+  false` is set in a proctor file (user, project, local or the `--settings` file; highest
+  wins) or the environment has
   `PROCTOR_NO_CLAUDE_SETTINGS` set to 1/true/yes/on. `.mcp.json` is read either way: it is
   the shared MCP file of several tools, not Claude's settings.
 """
@@ -203,7 +205,7 @@ def load_settings(
         )
         others: list[SettingsSource] = ["mcp-json"]
         if read_claude and not _claude_disabled_by_env():
-            others = ["claude-local", "claude-project", *others]
+            others = ["claude-local", "claude-project", *others, "claude-user"]
         for source in others:
             layer = _file_layer(source, paths[source], problems, tool_names)
             if layer is not None:

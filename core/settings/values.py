@@ -22,7 +22,15 @@ from .problems import SettingsProblem
 from .sandbox import SandboxLayer
 
 SettingsSource = Literal[
-    "cli", "flag-settings", "local", "project", "claude-local", "claude-project", "mcp-json", "user"
+    "cli",
+    "flag-settings",
+    "local",
+    "project",
+    "claude-local",
+    "claude-project",
+    "mcp-json",
+    "user",
+    "claude-user",
 ]
 SETTINGS_SOURCES: tuple[SettingsSource, ...] = get_args(SettingsSource)
 

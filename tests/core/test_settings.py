@@ -498,3 +498,31 @@ def test_the_tools_rules_may_name_are_the_registry_s_own() -> None:
     names = known_tool_names()
     assert {tool.name for tool in all_base_tools()} <= names
     assert "Task" in names and "WebSearch" not in names
+
+
+def test_the_users_own_claude_settings_count_below_everything_else(
+    project: Path, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    claude = tmp_path / "dot-claude"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
+    write(claude / "settings.json", {**perms(deny=["Bash(curl:*)"]), "model": "from-claude"})
+    write(home / "settings.json", {"model": "from-proctor"})
+    settings = load_settings(project)
+    assert rule_strings(settings, "deny") == [("Bash(curl:*)", "claude-user")]
+    assert settings.model == "from-proctor"  # the lowest source: any other file wins a scalar
+    assert claude / "settings.json" in settings.files
+    # The same switch that turns off a project's .claude files turns off the user's.
+    write(home / "settings.json", {"readClaudeSettings": False})
+    assert rule_strings(load_settings(project), "deny") == []
+
+
+def test_a_broken_claude_user_file_makes_every_call_ask(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "dot-claude"))
+    write(tmp_path / "dot-claude" / "settings.json", '{"permissions": {"deny": ["Bash"],}}')
+    settings = load_settings(project, tool_names=known_tool_names())
+    asks = {rule.tool_name for rule in settings.rules if rule.behavior == "ask"}
+    assert asks == set(known_tool_names())
+    assert settings.bypass_disabled_in == str(tmp_path / "dot-claude" / "settings.json")
+    assert any("every tool call asks" in problem.message for problem in settings.problems)
