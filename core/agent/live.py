@@ -35,7 +35,7 @@ from ..permissions.session_sandbox import SANDBOX, SessionSandbox, program_files
 from ..permissions.setup import permission_context_from
 from ..ports import PermissionPort, UserPort
 from ..registry import assemble_tool_pool, known_tool_names
-from ..results import ResultStore
+from ..results import ContentReplacementState, ResultStore
 from ..session_services import SessionServices
 from ..settings import sandbox as sandbox_config
 from ..settings.read import load_settings, require_settings_file
@@ -61,7 +61,7 @@ from .sessions import (
 )
 from .subagents import SessionSubAgents
 from .transcript import Transcript, transcribing
-from .transcript_records import end_record, start_record
+from .transcript_records import clear_record, end_record, start_record
 from .transcript_replay import Past, past_events
 from .transcript_resume import RestoredState, messages_from, restored_state
 
@@ -217,6 +217,17 @@ class LiveSession:
 
     def interrupt(self) -> None:
         self.loop.interrupt()
+
+    def clear_conversation(self) -> None:
+        """`/clear`: the model starts afresh in the same session (its folder, transcript,
+        shells, mode and todos stay). The transcript keeps what came before and marks the
+        point, so a resumed session starts from the mark too."""
+        if self.loop.running:
+            raise RuntimeError("a turn is running; interrupt it or wait")
+        self.loop.messages.clear()
+        self.loop.replacements = ContentReplacementState()
+        self.transcript.append(clear_record())
+        self.transcript.sync()
 
     def cycle_mode(self) -> PermissionMode:
         """The mode key: the next mode of the cycle, in force for the very next decision."""

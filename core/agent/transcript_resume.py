@@ -28,6 +28,9 @@ def messages_from(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """
     merged: list[dict[str, Any]] = []
     for record in records:
+        if record.get("type") == "clear":  # /clear: the conversation starts again here
+            merged.clear()
+            continue
         if record.get("type") != "message" or record.get("role") not in ("user", "assistant"):
             continue
         message = {"role": record["role"], "content": record.get("content", "")}
