@@ -48,6 +48,8 @@ def handle_line(app: ProctorApp, text: str) -> str | None:
                 "proctor still asks for them as your rules and mode say.",
                 "info",
             )
+        if command.model:
+            app.conversation.add_notice(f"/{command.name} uses {command.model} for this prompt.")
         return resolved.prompt
     _run_builtin(app, resolved)
     return None

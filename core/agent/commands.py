@@ -122,6 +122,25 @@ class SendPrompt:
 Resolved = NotACommand | UnknownCommand | RunBuiltin | SendPrompt
 
 
+class CommandPrompt(str):
+    """A custom command's prompt that remembers the model its front matter asked for.
+
+    A `str`, so the app's queue of prompts (and everything that joins or shows them) takes
+    it unchanged; the turn that sends it reads `model`."""
+
+    model: str | None
+
+    def __new__(cls, text: str, model: str | None = None) -> CommandPrompt:
+        prompt = super().__new__(cls, text)
+        prompt.model = model
+        return prompt
+
+
+def model_for(prompt: str) -> str | None:
+    """The model a prompt's command asked for, if it came from one that did."""
+    return prompt.model if isinstance(prompt, CommandPrompt) else None
+
+
 @dataclass(slots=True)
 class CommandRegistry:
     """The built-ins and the custom commands a session knows, by name."""
@@ -189,7 +208,9 @@ def resolve(text: str, registry: CommandRegistry) -> Resolved:
         return UnknownCommand(name)
     if isinstance(command, BuiltinCommand):
         return RunBuiltin(command, arguments)
-    return SendPrompt(command, arguments, expand(command.body, arguments))
+    return SendPrompt(
+        command, arguments, CommandPrompt(expand(command.body, arguments), command.model)
+    )
 
 
 _PLACEHOLDER = re.compile(r"\$(ARGUMENTS|[1-9][0-9]*)")

@@ -16,6 +16,7 @@ breaks and is retried never leaves its broken beginning on the screen.
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import time
 from collections.abc import Sequence
@@ -38,6 +39,7 @@ from ..events import (
     failure_words,
 )
 from ..settings.read import SettingsFileError
+from .commands import model_for
 from .events import UsageUpdated
 from .lifespan import start_up_done
 from .live import LiveSession, end_workspace, open_session, prepare_session
@@ -247,7 +249,9 @@ async def run_headless(options: HeadlessOptions, out: TextIO = sys.stdout) -> in
     for note in prepared.notes:
         print(f"proctor: {note}", file=sys.stderr)
     expanded = headless_command(prompt, prepared.cwd, out)
-    if isinstance(expanded, int):
+    if isinstance(expanded, int):  # nothing reached the model: no session to keep
+        if not prepared.resumed:
+            shutil.rmtree(prepared.session.directory, ignore_errors=True)
         said = end_workspace(prepared)
         if said:
             print(f"proctor: {said}", file=sys.stderr)
@@ -294,7 +298,7 @@ async def run_headless(options: HeadlessOptions, out: TextIO = sys.stdout) -> in
     start_up_done()
     started = time.monotonic()
     try:
-        ended: TurnEnded = await live.send(prompt)
+        ended: TurnEnded = await live.send(prompt, model=model_for(prompt))
     finally:
         await live.close("finished")
         said = end_workspace(prepared)

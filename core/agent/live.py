@@ -200,11 +200,18 @@ class LiveSession:
     def mode(self) -> PermissionMode:
         return self.store.get().permission_context.mode
 
-    async def send(self, prompt: str) -> TurnEnded:
+    async def send(self, prompt: str, *, model: str | None = None) -> TurnEnded:
+        """One turn; `model` (a slash command's `model:`) is used for this turn only."""
         if not read_meta(self.session).title:
             set_title(self.session, prompt)
         await self.offer_mcp_tools()
-        return await self.loop.send(prompt)
+        if not model:
+            return await self.loop.send(prompt)
+        before, self.model.model = self.model.model, model
+        try:
+            return await self.loop.send(prompt)
+        finally:
+            self.model.model = before
 
     async def offer_mcp_tools(self) -> None:
         """The pool with the MCP servers' tools, once every server has started or failed

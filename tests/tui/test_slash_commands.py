@@ -1,0 +1,121 @@
+"""Slash commands in the app: typed as a person would, on the real engine and demo model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from app_helpers import SIZE, make_app, text, turn_over, until
+
+from tui.widgets.command_hints import CommandHints
+from tui.widgets.conversation import Notice
+
+
+@pytest.fixture(autouse=True)
+def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PROCTOR_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("PROCTOR_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    folder = tmp_path / "project"
+    commands = folder / ".claude" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "review.md").write_text(
+        "---\ndescription: Review a file\nargument-hint: <file>\n---\nReview $1 closely.\n"
+    )
+    return folder
+
+
+def notices(app) -> str:
+    return "\n".join(str(notice.render()) for notice in app.conversation.query(Notice))
+
+
+def hints(app) -> str:
+    widget = app.main_screen.query_one(CommandHints)
+    return str(widget.render()) if widget.display else ""
+
+
+def user_texts(app) -> list[str]:
+    return [json.dumps(m["content"]) for m in app.live.loop.messages if m["role"] == "user"]
+
+
+async def test_typing_a_slash_lists_matches_and_tab_completes(project: Path):
+    app = make_app(project, [[text("Looked.")]], prompt=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.live is not None)
+        await pilot.press("/")
+        await until(pilot, lambda: "/help" in hints(app), "the commands listed")
+        assert "more: keep typing" in hints(app)  # eight at most
+        await pilot.press("r")
+        assert "/review <file>" in hints(app) and "Review a file (project)" in hints(app)
+        await pilot.press("e")
+        shown = hints(app)
+        assert "/review" in shown and "/resume" in shown and "/help" not in shown
+        await pilot.press("v", "tab")
+        assert app.prompt_input.value == "/review "
+        assert hints(app) == ""  # a space ends the name: the list goes
+        await pilot.press(*"app.py", "enter")
+        await until(pilot, lambda: turn_over(app) and len(app.book.turns) == 1)
+        assert "Review app.py closely." in user_texts(app)[0]
+
+
+async def test_an_unknown_command_is_said_and_never_sent(project: Path):
+    app = make_app(project, [[text("Should not run.")]], prompt=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.live is not None)
+        await pilot.press(*"/reveiw x", "enter")
+        await until(pilot, lambda: "no /reveiw command" in notices(app))
+        assert "nothing was sent" in notices(app)
+        assert app.book.turns == [] and app.live.loop.messages == []
+        await pilot.press(*"/etc/hosts", "enter")  # a path is a prompt, not a command
+        await until(pilot, lambda: turn_over(app) and len(app.book.turns) == 1)
+
+
+async def test_clear_starts_the_conversation_afresh_and_compact_says_not_yet(project: Path):
+    app = make_app(project, [[text("First.")], [text("Second.")]], prompt="hello")
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: turn_over(app) and len(app.book.turns) == 1)
+        assert len(app.live.loop.messages) == 2
+        await pilot.press(*"/clear", "enter")
+        await until(pilot, lambda: "conversation cleared" in notices(app))
+        assert app.live.loop.messages == []
+        records = list(app.live.transcript.records())
+        assert any(r.get("type") == "clear" for r in records)
+        await pilot.press(*"/compact", "enter")
+        await until(pilot, lambda: "/compact is not available yet" in notices(app))
+        assert app.live.loop.messages == []
+
+
+async def test_mode_model_and_permissions_act_on_the_session(project: Path):
+    app = make_app(project, [[text("ok")]], prompt=None, allow=["Bash(ls:*)"])
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.live is not None)
+        await pilot.press(*"/mode plan", "enter")
+        await until(pilot, lambda: app.live.mode == "plan")
+        await pilot.press(*"/mode sideways", "enter")
+        await until(pilot, lambda: "'sideways' is not a mode" in notices(app))
+        assert app.live.mode == "plan"
+        await pilot.press(*"/permissions", "enter")
+        await until(pilot, lambda: "Allow rules:" in notices(app))
+        assert "Bash(ls:*)  — cli" in notices(app)
+        await pilot.press(*"/model claude-other-1", "enter")
+        await until(pilot, lambda: app.live.model.model == "claude-other-1")
+        assert app.status_bar.model == "claude-other-1"
+
+
+async def test_a_commands_model_is_used_for_its_turn_and_then_put_back(project: Path):
+    (project / ".claude" / "commands" / "quick.md").write_text("---\nmodel: claude-x\n---\nHi.")
+    app = make_app(project, [[text("Hello.")]], prompt=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.live is not None)
+        before = app.live.model.model
+        await pilot.press(*"/quick", "enter")
+        await until(pilot, lambda: turn_over(app) and len(app.book.turns) == 1)
+        assert "/quick uses claude-x for this prompt" in notices(app)
+        records = list(app.live.transcript.records())
+        assert {r["model"] for r in records if r.get("kind") == "usage"} == {"claude-x"}
+        assert app.live.model.model == before
