@@ -224,6 +224,10 @@ class ProctorApp(KeyActions):
         self.prompt_input.commands = CommandRegistry(custom)
         for problem in problems:
             self.conversation.add_notice(f"slash command: {problem}", "warning")
+        for hidden in self.prompt_input.commands.shadowed():
+            self.conversation.add_notice(
+                f"slash command: {hidden.path} is hidden by the built-in /{hidden.name}", "warning"
+            )
 
     def _remember(self, rule: str) -> Path:
         """ "Yes, and don't ask again": the rule goes to the project's local settings file."""

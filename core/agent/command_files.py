@@ -127,8 +127,9 @@ def split_front_matter(text: str) -> tuple[dict[str, FrontValue], str]:
         if not stripped or stripped.startswith("#"):
             continue
         if stripped.startswith("- ") and key_of_list is not None:  # a block list's item
-            items = meta.setdefault(key_of_list, [])
-            assert isinstance(items, list)
+            items = meta.get(key_of_list)
+            if not isinstance(items, list):  # the key's first item: it holds a list
+                items = meta[key_of_list] = []
             items.append(_unquote(stripped[2:].strip(), number))
             continue
         key, colon, value = stripped.partition(":")
@@ -138,9 +139,7 @@ def split_front_matter(text: str) -> tuple[dict[str, FrontValue], str]:
         key_of_list = key if not value else None
         # Kept as written: `argument-hint: [message]` is text to people, though YAML
         # would read a list; only `allowed-tools` is read as one (`_tools`).
-        meta[key] = (
-            [] if not value else (value if value.startswith("[") else _unquote(value, number))
-        )
+        meta[key] = value if value.startswith("[") else _unquote(value, number) if value else ""
         lines_of[key] = number
     raise FrontMatterError(1, "the front matter opened with `---` never closes")
 

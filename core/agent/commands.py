@@ -161,6 +161,11 @@ class CommandRegistry:
     def builtins(self) -> tuple[BuiltinCommand, ...]:
         return tuple(b for b in BUILTINS if self.has_mcp or not b.needs_mcp)
 
+    def shadowed(self) -> list[CustomCommand]:
+        """Custom commands that a built-in of the same name hides."""
+        names = {b.name for b in BUILTINS}
+        return [c for c in self.custom if c.name in names]
+
     def find(self, name: str) -> Command | None:
         return self._by_name.get(name)
 
@@ -187,15 +192,12 @@ class CommandRegistry:
 def split_invocation(text: str) -> tuple[str, str] | None:
     """(`name`, `arguments`) when `text` is `/name args`; None when it is not a command."""
     stripped = text.strip()
-    if not stripped.startswith("/"):
+    if not stripped.startswith("/") or stripped[1:2].isspace() or len(stripped) == 1:
         return None
-    head, _, rest = stripped[1:].partition(" ")
-    head, newline, more = head.partition("\n")
-    if newline:
-        rest = more + (" " + rest if rest else "")
+    head, *rest = stripped[1:].split(maxsplit=1)  # any blank space ends the name
     if not _NAME.fullmatch(head):
-        return None  # `/etc/hosts`, `/ `, `//`: text, not a command
-    return head, rest.strip()
+        return None  # `/etc/hosts`, `//`: text, not a command
+    return head, rest[0].strip() if rest else ""
 
 
 def resolve(text: str, registry: CommandRegistry) -> Resolved:
