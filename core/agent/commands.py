@@ -79,7 +79,12 @@ BUILTINS: tuple[BuiltinCommand, ...] = (
     BuiltinCommand("compact", "Summarise the conversation to free context", "compact", "[how]"),
     BuiltinCommand("model", "Show the model, or use another from now on", "model", "[name]"),
     BuiltinCommand("mode", "Show or switch the permission mode", "mode", "[mode]"),
-    BuiltinCommand("permissions", "The rules in force and where each comes from", "permissions"),
+    BuiltinCommand(
+        "permissions",
+        "The rules in force and where each comes from; add or remove one",
+        "permissions",
+        "[allow|ask|deny|remove RULE]",
+    ),
     BuiltinCommand("todos", "The agent's todo list", "todos"),
     BuiltinCommand("cost", "Tokens and cost of this session so far", "cost"),
     BuiltinCommand("memory", "The instruction files loaded and from where", "memory"),

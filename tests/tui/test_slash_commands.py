@@ -119,3 +119,28 @@ async def test_a_commands_model_is_used_for_its_turn_and_then_put_back(project: 
         records = list(app.live.transcript.records())
         assert {r["model"] for r in records if r.get("kind") == "usage"} == {"claude-x"}
         assert app.live.model.model == before
+
+
+async def test_permissions_adds_and_removes_session_rules_only(project: Path):
+    app = make_app(project, [[text("ok")]], prompt=None, allow=["Bash(ls:*)"])
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.live is not None)
+
+        def rules() -> list[str]:
+            context = app.live.store.get().permission_context
+            return [f"{r.behavior} {r}" for r in context.rules]
+
+        await pilot.press(*"/permissions deny Bash(rm:*)", "enter")
+        await until(pilot, lambda: "deny Bash(rm:*)" in rules())
+        await pilot.press(*"/permissions", "enter")
+        await until(pilot, lambda: "Bash(rm:*)  — session" in notices(app))
+        await pilot.press(*"/permissions allow Bash(oops", "enter")
+        await until(pilot, lambda: "no rule was changed" in notices(app))
+        await pilot.press(*"/permissions allow Nosuchtool", "enter")
+        await until(pilot, lambda: "no rule was added" in notices(app))
+        await pilot.press(*"/permissions remove Bash(ls:*)", "enter")
+        await until(pilot, lambda: "remove it there" in notices(app))
+        assert "allow Bash(ls:*)" in rules()
+        await pilot.press(*"/permissions remove Bash(rm:*)", "enter")
+        await until(pilot, lambda: "deny Bash(rm:*)" not in rules())
+        assert rules() == ["allow Bash(ls:*)"]
