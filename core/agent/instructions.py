@@ -167,21 +167,24 @@ class _Reader:
         source: InstructionSource,
         *,
         chain: tuple[Path, ...] = (),
+        importer: Path | None = None,
         found_on_read: Path | None = None,
     ) -> None:
-        """Read `path` (an import when `chain` names its importers) and what it imports."""
+        """Read `path` and what it imports; an import names its `importer` and `chain` holds
+        every file above it (resolved), to tell a cycle from a file imported twice."""
         try:
             key = path.resolve()
         except (OSError, RuntimeError):
             key = path
-        if key in chain:
+        if key in chain and importer is not None:
             self.problems.append(
-                f"{chain[-1]}: @{path} is an import cycle (it imports itself); not read again"
+                f"{importer}: @{_written(path, importer)} imports a file that imports it "
+                "(a cycle); not read again"
             )
             return
         if key in self.seen:
             return  # read already: one copy in the prompt
-        text = self._text(path, importer=chain[-1] if chain else None)
+        text = self._text(path, importer=importer)
         if text is None:
             return
         self.seen.add(key)
@@ -190,7 +193,7 @@ class _Reader:
                 path=path,
                 source=source,
                 text=text,
-                imported_from=chain[-1] if chain else None,
+                imported_from=importer,
                 found_on_read=found_on_read,
             )
         )
@@ -198,11 +201,13 @@ class _Reader:
         if targets and len(chain) >= MAX_IMPORT_DEPTH:
             self.problems.append(
                 f"{path}: imports nested more than {MAX_IMPORT_DEPTH} deep are not followed "
-                f"({', '.join('@' + str(t) for t in targets)})"
+                f"({', '.join('@' + _written(t, path) for t in targets)})"
             )
             return
         for target in targets:
-            self.read(target, source, chain=(*chain, key), found_on_read=found_on_read)
+            self.read(
+                target, source, chain=(*chain, key), importer=path, found_on_read=found_on_read
+            )
 
     def _text(self, path: Path, *, importer: Path | None) -> str | None:
         try:
@@ -210,11 +215,15 @@ class _Reader:
                 raw = file.read(MAX_FILE_BYTES + 1)
         except FileNotFoundError:
             if importer is not None:
-                self.problems.append(f"{importer}: @{path} does not exist; not imported")
+                self.problems.append(
+                    f"{importer}: @{_written(path, importer)} does not exist; not imported"
+                )
             return None
         except IsADirectoryError:
             if importer is not None:
-                self.problems.append(f"{importer}: @{path} is a directory, not a file")
+                self.problems.append(
+                    f"{importer}: @{_written(path, importer)} is a directory, not a file"
+                )
             return None
         except OSError as error:
             self.problems.append(f"{path}: could not be read ({error.strerror or error})")
@@ -226,6 +235,14 @@ class _Reader:
             self.problems.append(f"{path}: not a text file; not read")
             return None
         return raw.decode("utf-8", errors="replace")
+
+
+def _written(target: Path, importer: Path) -> str:
+    """An import as short as its importer wrote it, for a problem's message."""
+    try:
+        return target.relative_to(importer.parent).as_posix()
+    except ValueError:
+        return str(target)
 
 
 def import_targets(text: str, base: Path) -> list[Path]:

@@ -57,7 +57,9 @@ class TrustScreen(DialogScreen[bool]):
                     id="title",
                 )
             with VerticalScroll(id="body"):
-                yield Static(Text("This project has its own settings:"), id="found-intro")
+                yield Static(
+                    Text("This project brings its own settings or instructions:"), id="found-intro"
+                )
                 found = "\n".join(f"  • {line}" for line in self.findings) or "  (nothing)"
                 yield Static(Text(found), id="findings")
                 yield Static(Text(EXPLANATION), id="explanation")
