@@ -211,6 +211,10 @@ class _Reader:
 
     def _text(self, path: Path, *, importer: Path | None) -> str | None:
         try:
+            if path.exists() and not path.is_file() and not path.is_dir():
+                # A FIFO or a device would block or never end: a project could hang start-up.
+                self.problems.append(f"{path}: not a regular file; not read")
+                return None
             with path.open("rb") as file:
                 raw = file.read(MAX_FILE_BYTES + 1)
         except FileNotFoundError:

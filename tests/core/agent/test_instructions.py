@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 import subprocess
 from pathlib import Path
 
@@ -242,3 +243,16 @@ def test_a_long_git_status_is_cut_and_says_so() -> None:
     assert branch_from("## main...origin/main [ahead 1]") == "main"
     assert branch_from("## No commits yet on dev") == "dev"
     assert branch_from("## HEAD (no branch)") == "(detached HEAD)"
+
+
+def test_a_fifo_or_a_binary_file_is_reported_not_read(user_dir: Path, repo: Path) -> None:
+    os.mkfifo(repo / "AGENTS.md")  # reading it would block start-up for ever
+    write(repo / "CLAUDE.md", "@blob.bin\n@/dev/zero")
+    (repo / "blob.bin").write_bytes(b"\x7fELF\0\0")
+    found = load_instructions(repo)
+    assert [f.path.name for f in found.files] == ["CLAUDE.md"]
+    assert found.problems == (
+        f"{repo / 'blob.bin'}: not a text file; not read",
+        "/dev/zero: not a regular file; not read",
+        f"{repo / 'AGENTS.md'}: not a regular file; not read",
+    )

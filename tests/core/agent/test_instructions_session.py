@@ -121,3 +121,19 @@ async def test_an_untrusted_projects_instructions_are_listed_and_not_used(projec
         assert [f.source for f in live.instructions.loaded()] == ["user"]
     finally:
         await live.close()
+
+
+async def test_the_demo_sample_brings_its_claude_md_and_the_readme_it_imports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    prepared = prepare_session(SessionOptions(cwd=tmp_path, demo=True, demo_speed=0))
+    live = await open_session(prepared, sink=EventRecorder(), trusted=True)
+    try:
+        assert live.instructions is not None
+        assert [f.path.name for f in live.instructions.loaded()] == ["CLAUDE.md", "README.md"]
+        assert live.instructions.problems == ()
+        stable = live.loop.extra_prompt
+        assert "python3 -m unittest" in stable and "## Layout" in stable
+    finally:
+        await live.close()
