@@ -306,6 +306,18 @@ class InstructionSet:
     def problems(self) -> tuple[str, ...]:
         return (*self.start.problems, *self._problems)
 
+    def listing(self) -> list[tuple[Path, str]]:
+        """Each file in use and where it came from, in words: what `/memory` shows."""
+        rows: list[tuple[Path, str]] = []
+        for file in self.loaded():
+            how = SOURCE_LABELS[file.source]
+            if file.imported_from is not None:
+                how += f"; imported by {file.imported_from}"
+            if file.found_on_read is not None:
+                how += f"; found when {file.found_on_read} was read"
+            rows.append((file.path, how))
+        return rows
+
     def on_read(self, path: Path) -> list[LoadedInstruction]:
         if not self.follow_subdirectories:
             return []

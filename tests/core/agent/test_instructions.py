@@ -207,6 +207,15 @@ def test_a_subdirectorys_files_are_found_once_on_the_first_read_below_them(
         "lib/notes.md",
         "lib/deep/AGENTS.md",
     ]
+    assert session.listing()[-1] == (
+        repo / "lib" / "deep" / "AGENTS.md",
+        "project instructions for coding agents (AGENTS.md); "
+        f"found when {repo / 'lib' / 'deep' / 'x.py'} was read",
+    )
+    read = repo / "lib" / "deep" / "x.py"
+    assert session.listing()[2][1].endswith(
+        f"imported by {repo / 'lib' / 'CLAUDE.md'}; found when {read} was read"
+    )
     reminder = reminder_text(first)
     assert reminder.startswith("<system-reminder>") and "deep rules" in reminder
 
