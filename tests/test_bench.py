@@ -36,6 +36,7 @@ def test_the_runner_lists_every_figure_the_issues_name():
         "mcp_startup_parallel_ratio",
         "headless_first_request_ratio",
         "headless_exit_ms",
+        "prompt_build_ms",
     ):
         assert figure in listed
 

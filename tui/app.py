@@ -204,7 +204,7 @@ class ProctorApp(KeyActions):
         from .screens.trust import TrustScreen
         from .trust_findings import trust_findings
 
-        findings = trust_findings(prepared.settings, prepared.cwd)
+        findings = trust_findings(prepared.settings, prepared.cwd, prepared.instructions)
         if not findings or self.options.trust or prepared.previously_trusted:
             return True
         trusted = await self.push_screen_wait(TrustScreen(prepared.cwd, findings))

@@ -8,14 +8,17 @@ in, since that is what would run), allow rules, extra directories and a default 
 aside while untrusted); deny and ask rules are listed too because people like to know they are
 there, though they always apply. Your own stdio MCP servers are listed too, when they would
 start in the project's directory: until you trust it they start elsewhere, since its files
-could change what they run (`npx` finds its `node_modules`, `python -m x` its `x.py`). An empty
-list means nothing here depends on trust: nothing to ask about.
+could change what they run (`npx` finds its `node_modules`, `python -m x` its `x.py`). The
+project's instruction files (CLAUDE.md, AGENTS.md, their imports) are listed as well: they
+steer the agent, so they are shown before they are used. An empty list means nothing here
+depends on trust: nothing to ask about.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from core.agent.instructions import Instructions
 from core.settings.values import PROJECT_SOURCES, Settings
 
 
@@ -33,8 +36,11 @@ def _shown(path: Path, project: Path) -> str:
             return str(path)
 
 
-def trust_findings(settings: Settings, project: Path) -> list[str]:
-    """One line per project settings file: `.proctor/settings.json: 2 hooks (PreToolUse, ...`."""
+def trust_findings(
+    settings: Settings, project: Path, instructions: Instructions | None = None
+) -> list[str]:
+    """One line per project settings file: `.proctor/settings.json: 2 hooks (PreToolUse, ...`,
+    then one per project instruction file: `CLAUDE.md: instructions for the agent (12 lines)`."""
     lines: list[str] = []
     for path, source in zip(settings.files, settings.file_sources, strict=True):
         if source not in PROJECT_SOURCES:
@@ -82,5 +88,16 @@ def trust_findings(settings: Settings, project: Path) -> list[str]:
         lines.append(
             f"your {_count(len(yours), 'MCP server')} would start in this folder, where its files "
             f"can change what runs ({shown}); untrusted, they start beside your settings"
+        )
+    for file in instructions.project_files if instructions is not None else ():
+        count = len(file.text.splitlines())
+        via = (
+            f", imported by {_shown(file.imported_from, project)}"
+            if file.imported_from is not None
+            else ""
+        )
+        lines.append(
+            f"{_shown(file.path, project)}: instructions for the agent "
+            f"({_count(count, 'line')}{via})"
         )
     return lines

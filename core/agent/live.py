@@ -46,9 +46,12 @@ from ..tools.todo_write import Todo
 from ..trust import is_trusted
 from . import demo_workspace
 from .demo_workspace import ScratchWorkspace, demo_place, discard, sample_dir
+from .git_facts import GitFacts, read_git_facts
+from .instructions import Instructions, InstructionSet, load_instructions
 from .loop import AgentLoop, TurnEnded
 from .model import ModelClient
 from .options import SessionOptions as SessionOptions  # re-exported: callers build both here
+from .prompt import Environment
 from .scenario import Scenario
 from .sessions import (
     Session,
@@ -89,6 +92,11 @@ class PreparedSession:
     """Carrying on an earlier session (a demo whose workspace is gone starts afresh)."""
     scratch: ScratchWorkspace | None = None
     """The demo's scratch workspace, when the agent works in one."""
+    instructions: Instructions = field(default_factory=Instructions)
+    """CLAUDE.md, AGENTS.md and the like found at start; the project's are used only once
+    it is trusted (the trust dialog lists them)."""
+    git: GitFacts | None = None
+    """Whether the project is a git repository, its branch and status, read at start."""
 
 
 def prepare_session(options: SessionOptions) -> PreparedSession:
@@ -153,6 +161,8 @@ def prepare_session(options: SessionOptions) -> PreparedSession:
         past=past,
         resumed=earlier is not None,
         scratch=scratch,
+        instructions=load_instructions(cwd),
+        git=read_git_facts(cwd),
     )
 
 
@@ -186,6 +196,11 @@ class LiveSession:
     @property
     def cwd(self) -> Path:
         return self.prepared.cwd
+
+    @property
+    def instructions(self) -> InstructionSet | None:
+        """What instructions were loaded and from where (`.loaded()`): for `/memory`."""
+        return self.loop.instructions
 
     @property
     def tool_names(self) -> tuple[str, ...]:
@@ -392,11 +407,17 @@ async def open_session(
         started_context = "\n".join(began.additional_context)
         if began != NO_EVENT_OUTCOME:
             events(HookRan(hook_event="SessionStart", outcome=began))
+    instructions, instruction_notes = _instructions_for(prepared, trusted=trusted)
+    notes += instruction_notes
     loop = AgentLoop(
         model,
         services,
         context,
-        extra_prompt=started_context,
+        environment=Environment(cwd=prepared.cwd, git=prepared.git),
+        instructions=instructions,
+        extra_prompt="\n\n".join(
+            part for part in (instructions.start.prompt_text(), started_context) if part
+        ),
         messages=prepared.history,
         transcript=transcript,
         max_turns=options.max_turns,
@@ -419,6 +440,22 @@ async def open_session(
         sandbox=sandbox,
         built_ins=built_ins,
     )
+
+
+def _instructions_for(
+    prepared: PreparedSession, *, trusted: bool
+) -> tuple[InstructionSet, list[str]]:
+    """The instructions the session uses, and what to tell the person about them."""
+    found = prepared.instructions
+    used = found if trusted else found.user_only()
+    notes = [f"instructions: {problem}" for problem in used.problems]
+    if not trusted and found.project_files:
+        names = ", ".join(str(f.path) for f in found.project_files)
+        notes.append(f"the project's instructions ({names}) are not used: it is not trusted")
+    instructions = InstructionSet(
+        prepared.cwd, used, follow_subdirectories=trusted, history=prepared.history
+    )
+    return instructions, notes
 
 
 def _model_for(prepared: PreparedSession) -> ModelClient:

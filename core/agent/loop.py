@@ -42,6 +42,7 @@ import json
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..abort import AbortController, AbortSignal
@@ -69,6 +70,7 @@ from .events import (
     UsageUpdated,
     UserMessage,
 )
+from .instructions import InstructionSet, reminder_text
 from .model import ModelClient, RetryPolicy, classify_failure
 from .prompt import Environment, system_blocks, tool_definitions
 from .transcript import Transcript
@@ -140,6 +142,7 @@ class AgentLoop:
         environment: Environment | None = None,
         extra_prompt: str = "",
         sleep: RetrySleep | None = None,
+        instructions: InstructionSet | None = None,
     ) -> None:
         self.model = model
         self.messages: list[dict[str, Any]] = [dict(m) for m in messages]
@@ -154,6 +157,8 @@ class AgentLoop:
         self._sleep: RetrySleep = sleep or _sleep_unless_aborted
         self.environment = environment or Environment(cwd=context.cwd)
         self.extra_prompt = extra_prompt
+        self.instructions = instructions
+        """The session's project instructions; subdirectories' are found as files are read."""
         self.replacements = ContentReplacementState()
         self.requests = 0
         """Model requests made in this session (successful attempts)."""
@@ -391,6 +396,7 @@ class AgentLoop:
             for call, outcome in zip(calls, outcomes, strict=True)
         ]
         notes = [text for o in outcomes if o is not None for text in o.additional_context]
+        notes += self._instruction_reminders(content, outcomes)
         if content:
             self._append_assistant(content, final)
         user: list[dict[str, Any]] = [dict(r) for r in results]
@@ -438,6 +444,21 @@ class AgentLoop:
         self.services.emit(Interrupted())
         return _Step("interrupted")
 
+    def _instruction_reminders(
+        self, content: Sequence[Mapping[str, Any]], outcomes: Sequence[Any]
+    ) -> list[str]:
+        """Subdirectories' instruction files, found by the files these calls read."""
+        if self.instructions is None:
+            return []
+        found = []
+        for block, outcome in zip(
+            (b for b in content if b["type"] == "tool_use"), outcomes, strict=True
+        ):
+            path = _read_path(block)
+            if path is not None and outcome is not None and not outcome.is_error:
+                found += self.instructions.on_read(Path(path))
+        return [reminder_text(found)] if found else []
+
     # -- the conversation ------------------------------------------------------------------
 
     def _append_assistant(self, content: list[dict[str, Any]], final: Any) -> None:
@@ -478,6 +499,22 @@ class AgentLoop:
 
 
 # -- helpers --------------------------------------------------------------------------------
+
+FILE_TOOLS: dict[str, str] = {
+    "Read": "file_path",
+    "Edit": "file_path",
+    "MultiEdit": "file_path",
+    "Write": "file_path",
+    "NotebookEdit": "notebook_path",
+}
+"""The tools that touch one file, by the input key naming it: a call of one that ran
+counts as the agent reading below that file's directory."""
+
+
+def _read_path(block: Mapping[str, Any]) -> str | None:
+    key = FILE_TOOLS.get(block.get("name", ""))
+    value = block.get("input", {}).get(key) if key else None
+    return value if isinstance(value, str) and value else None
 
 
 def _block_dict(block: Any) -> dict[str, Any]:

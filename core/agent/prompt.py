@@ -8,7 +8,8 @@ stable part to the least:
    a breakpoint on the last one;
 2. the stable system block (who the agent is, how it works), with a breakpoint;
 3. the volatile system block, after the last breakpoint: the environment (working
-   directory, platform, date), the permission mode (plan mode says what it allows and where
+   directory, platform, date, and the git facts read when the session opened:
+   git_facts.py), the permission mode (plan mode says what it allows and where
    the plan goes) and the names of deferred tools not yet loaded, which changes whenever
    ToolSearch loads one.
 
@@ -32,6 +33,7 @@ from ..access.context import ToolPermissionContext
 from ..access.modes import MODE_LABELS
 from ..tool import ToolOptions
 from ..tools.tool_search import deferred_tools_notice
+from .git_facts import GitFacts
 
 CACHE_BREAKPOINT: dict[str, str] = {"type": "ephemeral"}
 
@@ -63,10 +65,13 @@ class Environment:
     cwd: Path
     platform: str = platform.system()
     date: str = ""
+    git: GitFacts | None = None
+    """Read once when the session opens; None (a sub-agent, a test) says nothing of git."""
 
     def describe(self) -> str:
         date = self.date or datetime.date.today().isoformat()
-        return f"Working directory: {self.cwd}\nPlatform: {self.platform}\nToday's date: {date}"
+        said = f"Working directory: {self.cwd}\nPlatform: {self.platform}\nToday's date: {date}"
+        return said if self.git is None else f"{said}\n{self.git.describe()}"
 
 
 def tool_definitions(options: ToolOptions) -> list[dict[str, Any]]:
@@ -112,8 +117,8 @@ def system_blocks(
 ) -> list[dict[str, Any]]:
     """The `system` parameter: the stable block (cached), then the volatile one.
 
-    `extra` (a project's own instructions, say) goes into the stable block: it changes only
-    when the user edits it."""
+    `extra` (the project's instructions read at start: instructions.py; SessionStart hooks'
+    context) goes into the stable block: it is fixed for the session, so the cache holds."""
     stable = STABLE_PROMPT + (f"\n\n{extra.strip()}" if extra.strip() else "")
     volatile = [environment.describe(), mode_section(permission_context)]
     if options.tools is not None:

@@ -27,7 +27,8 @@ from .dialog import DIALOG_STYLESHEET, DialogScreen
 
 EXPLANATION = (
     "Trusting it means its hooks run (they are shell commands), its MCP servers start (they "
-    "are programs too), and its allow rules, extra directories and default mode apply. If you "
+    "are programs too), its instruction files steer the agent, and its allow rules, extra "
+    "directories and default mode apply. If you "
     "do not trust it, those are set aside; its deny and ask rules still apply. proctor "
     "remembers a yes for this directory only."
 )
@@ -56,7 +57,9 @@ class TrustScreen(DialogScreen[bool]):
                     id="title",
                 )
             with VerticalScroll(id="body"):
-                yield Static(Text("This project has its own settings:"), id="found-intro")
+                yield Static(
+                    Text("This project brings its own settings or instructions:"), id="found-intro"
+                )
                 found = "\n".join(f"  • {line}" for line in self.findings) or "  (nothing)"
                 yield Static(Text(found), id="findings")
                 yield Static(Text(EXPLANATION), id="explanation")

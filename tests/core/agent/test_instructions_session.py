@@ -1,0 +1,139 @@
+"""Project instructions in a live session: in the requests the model gets, only once trusted."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.agent.demo import DEMO_MODEL, DemoModel
+from core.agent.live import LiveSession, SessionOptions, open_session, prepare_session
+from core.agent.model import ModelClient
+from core.agent.scenario import parse_scenario
+from core.events import EventRecorder
+from tui.trust_findings import trust_findings
+
+
+@pytest.fixture(autouse=True)
+def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PROCTOR_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("PROCTOR_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-user"))
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / "lib").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", "-b", "feature-x", str(root)], check=True)
+    (root / "CLAUDE.md").write_text("Always run `make check` before you stop.\n@docs/style.md\n")
+    (root / "docs").mkdir()
+    (root / "docs" / "style.md").write_text("Prefer tabs in the Makefile.\n")
+    (root / "lib" / "AGENTS.md").write_text("lib/ is generated: never edit it by hand.\n")
+    (root / "lib" / "gen.py").write_text("x = 1\n")
+    user = tmp_path / "claude-user"
+    user.mkdir()
+    (user / "CLAUDE.md").write_text("Call me Sam.\n")
+    return root
+
+
+async def run_reading(project: Path, *, trusted: bool) -> tuple[LiveSession, list[Any]]:
+    read = {"type": "tool_use", "name": "Read", "input": {"file_path": "{workspace}/lib/gen.py"}}
+    script = {
+        "name": "t",
+        "turns": [
+            [read],
+            [{"type": "text", "text": "done"}],
+        ],
+    }
+    demo = DemoModel(parse_scenario(json.dumps(script)), workspace=project, speed=0)
+    requests: list[Any] = []
+    serve = demo.handle
+
+    async def handle(request: Any) -> Any:
+        requests.append(json.loads(request.content))
+        return await serve(request)
+
+    demo.handle = handle  # type: ignore[method-assign]
+    prepared = prepare_session(SessionOptions(cwd=project, mode="bypassPermissions"))
+    live = await open_session(
+        prepared,
+        sink=EventRecorder(),
+        trusted=trusted,
+        model=ModelClient(demo.client(max_retries=0), model=DEMO_MODEL),
+    )
+    ended = await live.send("look at lib")
+    assert ended.stop_reason == "end_turn"
+    return live, requests
+
+
+async def test_a_trusted_projects_instructions_reach_the_model(project: Path) -> None:
+    live, requests = await run_reading(project, trusted=True)
+    try:
+        first, second = requests
+        stable, volatile = first["system"]
+        assert "Call me Sam." in stable["text"]
+        assert "make check" in stable["text"] and "Prefer tabs" in stable["text"]
+        assert stable["text"].index("Call me Sam.") < stable["text"].index("make check")
+        # The cached part is the same on every request; git facts are in the volatile part.
+        assert second["system"][0] == stable
+        assert "Is a git repository: yes" in volatile["text"]
+        assert "Current branch: feature-x" in volatile["text"]
+        assert "?? CLAUDE.md" in volatile["text"]  # the short status, untracked files and all
+        # Reading lib/gen.py brought lib/AGENTS.md, beside that Read's result, once.
+        results = second["messages"][-1]["content"]
+        assert results[0]["type"] == "tool_result"
+        reminder = results[-1]["text"]
+        assert reminder.startswith("<system-reminder>") and "never edit it by hand" in reminder
+        assert "never edit" not in second["system"][0]["text"]
+        assert live.instructions is not None
+        loaded = [(f.path.name, f.source) for f in live.instructions.loaded()]
+        assert loaded == [
+            ("CLAUDE.md", "user"),
+            ("CLAUDE.md", "project"),
+            ("style.md", "project"),
+            ("AGENTS.md", "agents"),
+        ]
+        assert live.instructions.loaded()[2].imported_from == project / "CLAUDE.md"
+    finally:
+        await live.close()
+
+
+async def test_an_untrusted_projects_instructions_are_listed_and_not_used(project: Path) -> None:
+    prepared = prepare_session(SessionOptions(cwd=project))
+    findings = trust_findings(prepared.settings, project, prepared.instructions)
+    assert findings == [
+        "CLAUDE.md: instructions for the agent (2 lines)",
+        "docs/style.md: instructions for the agent (1 line, imported by CLAUDE.md)",
+    ]
+    live, requests = await run_reading(project, trusted=False)
+    try:
+        for request in requests:
+            stable = request["system"][0]["text"]
+            assert "Call me Sam." in stable  # the user's own file is always theirs to use
+            assert "make check" not in stable and "Prefer tabs" not in stable
+        assert "never edit" not in json.dumps(requests[1]["messages"])
+        assert any("instructions" in n and "not trusted" in n for n in live.notes)
+        assert live.instructions is not None
+        assert [f.source for f in live.instructions.loaded()] == ["user"]
+    finally:
+        await live.close()
+
+
+async def test_the_demo_sample_brings_its_claude_md_and_the_readme_it_imports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    prepared = prepare_session(SessionOptions(cwd=tmp_path, demo=True, demo_speed=0))
+    live = await open_session(prepared, sink=EventRecorder(), trusted=True)
+    try:
+        assert live.instructions is not None
+        assert [f.path.name for f in live.instructions.loaded()] == ["CLAUDE.md", "README.md"]
+        assert live.instructions.problems == ()
+        stable = live.loop.extra_prompt
+        assert "python3 -m unittest" in stable and "## Layout" in stable
+    finally:
+        await live.close()
