@@ -62,7 +62,7 @@ def _run_builtin(app: ProctorApp, run: RunBuiltin) -> None:
     if action in NOT_YET:
         app.conversation.add_notice(not_yet_message(run.command), "warning")
         return
-    needs_session = action in ("clear", "model", "mode", "permissions")
+    needs_session = action in ("clear", "model", "mode", "permissions", "memory")
     if needs_session and app.live is None:
         app.conversation.add_notice(
             f"/{run.command.name}: the session has not started yet.", "warning"
@@ -212,6 +212,21 @@ def _cost(app: ProctorApp, arguments: str) -> None:
     )
 
 
+def _memory(app: ProctorApp, arguments: str) -> None:
+    assert app.live is not None
+    instructions = app.live.instructions
+    rows = instructions.listing() if instructions is not None else []
+    problems = instructions.problems if instructions is not None else ()
+    if not rows:
+        lines = ["No instruction files are in use (CLAUDE.md, .claude/CLAUDE.md, CLAUDE.local.md,"]
+        lines.append("AGENTS.md in the project, ~/.claude/CLAUDE.md for you).")
+    else:
+        lines = ["Instructions the model was given:"]
+        lines += [f"  {path} — {how}" for path, how in rows]
+    lines += [f"  problem: {problem}" for problem in problems]
+    app.conversation.add_notice("\n".join(lines), "info")
+
+
 def _mcp(app: ProctorApp, arguments: str) -> None:
     app.action_mcp_servers()
 
@@ -238,6 +253,7 @@ _HANDLERS: dict[BuiltinAction, Callable[[ProctorApp, str], None]] = {
     "permissions": _permissions,
     "todos": _todos,
     "cost": _cost,
+    "memory": _memory,
     "mcp": _mcp,
     "sessions": _sessions,
     "resume": _resume,

@@ -93,7 +93,7 @@ BUILTINS: tuple[BuiltinCommand, ...] = (
     BuiltinCommand("resume", "Pick an earlier session to carry on", "resume", "[id]"),
 )
 
-NOT_YET: frozenset[BuiltinAction] = frozenset({"compact", "memory"})
+NOT_YET: frozenset[BuiltinAction] = frozenset({"compact"})
 """Built-ins whose engine part is not in this build: they say so rather than pretend."""
 
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:-]*")

@@ -144,3 +144,16 @@ async def test_permissions_adds_and_removes_session_rules_only(project: Path):
         await pilot.press(*"/permissions remove Bash(rm:*)", "enter")
         await until(pilot, lambda: "deny Bash(rm:*)" not in rules())
         assert rules() == ["allow Bash(ls:*)"]
+
+
+async def test_memory_lists_the_instruction_files_in_use(project: Path):
+    (project / "CLAUDE.md").write_text("Use tabs.\n@notes.md\n")
+    (project / "notes.md").write_text("More notes.")
+    app = make_app(project, [[text("ok")]], prompt=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.live is not None)
+        await pilot.press(*"/memory", "enter")
+        await until(pilot, lambda: "Instructions the model was given" in notices(app))
+        said = notices(app)
+        assert f"{project / 'CLAUDE.md'} — project instructions" in said
+        assert "notes.md" in said and "imported by" in said
