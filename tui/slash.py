@@ -38,9 +38,17 @@ def handle_line(app: ProctorApp, text: str) -> str | None:
     if isinstance(resolved, NotACommand):
         return text
     if isinstance(resolved, UnknownCommand):
-        app.conversation.add_notice(
-            unknown_message(resolved.name, app.prompt_input.commands), "warning"
-        )
+        registry = app.prompt_input.commands
+        if not registry.complete:  # typed before the project's commands were read
+            app.prompt_input.value = text
+            app.prompt_input.cursor_position = len(text)
+            app.conversation.add_notice(
+                f"The custom commands are still being read, so /{resolved.name} is not known "
+                "yet; it is back in the input: enter sends it.",
+                "info",
+            )
+            return None
+        app.conversation.add_notice(unknown_message(resolved.name, registry), "warning")
         return None
     if isinstance(resolved, SendPrompt):
         command = resolved.command

@@ -152,6 +152,8 @@ class CommandRegistry:
 
     custom: Sequence[CustomCommand] = ()
     has_mcp: bool = False
+    complete: bool = True
+    """False for the built-ins alone, while the project's commands are still being read."""
     _by_name: dict[str, Command] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

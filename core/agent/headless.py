@@ -248,7 +248,7 @@ async def run_headless(options: HeadlessOptions, out: TextIO = sys.stdout) -> in
         return 2
     for note in prepared.notes:
         print(f"proctor: {note}", file=sys.stderr)
-    expanded = headless_command(prompt, prepared.cwd, out)
+    expanded = headless_command(prompt, prepared.cwd, out, options.output_format)
     if isinstance(expanded, int):  # nothing reached the model: no session to keep
         if not prepared.resumed:
             shutil.rmtree(prepared.session.directory, ignore_errors=True)
@@ -321,7 +321,9 @@ async def run_headless(options: HeadlessOptions, out: TextIO = sys.stdout) -> in
     return 1 if failed else 0
 
 
-def headless_command(prompt: str, cwd: Path, out: TextIO) -> str | int:
+def headless_command(
+    prompt: str, cwd: Path, out: TextIO, output_format: OutputFormat = "text"
+) -> str | int:
     """`-p "/name args"`: a custom command's prompt, or the exit status of a built-in that
     ran here (`/help`) or could not (the others need the screen, or are not in this build).
     Anything else is the prompt as given."""
@@ -331,6 +333,7 @@ def headless_command(prompt: str, cwd: Path, out: TextIO) -> str | int:
         NotACommand,
         RunBuiltin,
         UnknownCommand,
+        describe,
         help_lines,
         resolve,
         unknown_message,
@@ -350,7 +353,14 @@ def headless_command(prompt: str, cwd: Path, out: TextIO) -> str | int:
         return 2
     if isinstance(resolved, RunBuiltin):
         if resolved.command.headless and resolved.command.action == "help":
-            out.write("\n".join(help_lines(registry)) + "\n")
+            if output_format == "text":
+                out.write("\n".join(help_lines(registry)) + "\n")
+            else:  # one JSON line, as a script reading the other formats expects
+                listed = [
+                    {"name": c.name, "description": describe(c), "argument_hint": c.argument_hint}
+                    for c in registry.commands()
+                ]
+                out.write(json.dumps({"type": "commands", "commands": listed}) + "\n")
             return 0
         print(f"proctor: /{resolved.command.name} works in the app, not with -p", file=sys.stderr)
         return 2

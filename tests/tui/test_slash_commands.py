@@ -157,3 +157,22 @@ async def test_memory_lists_the_instruction_files_in_use(project: Path):
         said = notices(app)
         assert f"{project / 'CLAUDE.md'} — project instructions" in said
         assert "notes.md" in said and "imported by" in said
+
+
+async def test_a_command_typed_before_the_custom_ones_are_read_goes_back_to_the_input(
+    project: Path,
+):
+    from core.agent.commands import CommandRegistry
+
+    app = make_app(project, [[text("ok")]], prompt=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.live is not None)
+        read = app.prompt_input.commands
+        app.prompt_input.commands = CommandRegistry(complete=False)  # as at start-up
+        await pilot.press(*"/review a.py", "enter")
+        await until(pilot, lambda: "still being read" in notices(app))
+        assert app.prompt_input.value == "/review a.py" and app.book.turns == []
+        app.prompt_input.commands = read
+        await pilot.press("enter")
+        await until(pilot, lambda: turn_over(app) and len(app.book.turns) == 1)
+        assert "Review a.py closely." in user_texts(app)[0]

@@ -120,7 +120,7 @@ class PromptInput(Input):
         self._position: int | None = None
         """Index into the history being shown, or None while editing the draft."""
         self._draft = ""
-        self.commands = CommandRegistry()
+        self.commands = CommandRegistry(complete=False)
         """The slash commands to complete; the app replaces it once the project's are read."""
 
     @property

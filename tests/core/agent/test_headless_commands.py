@@ -65,9 +65,19 @@ async def test_a_custom_command_is_sent_expanded(project: Path, capsys):
 async def test_help_prints_the_commands_and_sends_nothing(project: Path, capsys):
     status, records, _ = await run(project, "/help", capsys)
     assert status == 0
-    listing = records[0]["text"]
-    assert "/explain — Explain a file (project)" in listing and "/clear" in listing
+    [listing] = records
+    assert listing["type"] == "commands"
+    named = {c["name"]: c["description"] for c in listing["commands"]}
+    assert named["explain"] == "Explain a file (project)" and "clear" in named
     assert not list((project.parent / "data").rglob("*.jsonl"))  # no session was started
+
+
+async def test_help_as_text(project: Path, capsys):
+    out = io.StringIO()
+    scenario = str(project / ".scenario.json")
+    options = HeadlessOptions(prompt="/help", cwd=project, demo=True, scenario=scenario)
+    assert await run_headless(options, out) == 0
+    assert "/explain — Explain a file (project)" in out.getvalue().splitlines()
 
 
 async def test_unknown_and_screen_only_commands_fail_plainly(project: Path, capsys):
