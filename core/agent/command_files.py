@@ -64,13 +64,19 @@ def load_custom_commands(
     problems: list[CommandFileProblem] = []
     for scope, folder in command_dirs(cwd) if dirs is None else dirs:
         try:
-            files = sorted(folder.rglob("*.md")) if folder.is_dir() else []
+            # A folder's own files first: a top-level build.md is `/build` before any
+            # frontend/build.md (which stays `/frontend:build`).
+            found_files = folder.rglob("*.md") if folder.is_dir() else ()
+            files = sorted(found_files, key=lambda p: (len(p.parts), p))
         except OSError as error:
             problems.append(CommandFileProblem(folder, None, f"cannot be listed: {error}"))
             continue
         for path in files:
             found = read_command_file(path, folder, scope)
-            (commands if isinstance(found, CustomCommand) else problems).append(found)  # type: ignore[arg-type]
+            if isinstance(found, CustomCommand):
+                commands.append(found)
+            else:
+                problems.append(found)
     return commands, problems
 
 

@@ -188,6 +188,10 @@ def test_project_wins_over_proctor_over_user_and_subfolders_namespace(tmp_path: 
     assert registry.find("backend:build").body == "build the backend"  # type: ignore[union-attr]
     assert registry.find("build").body == "build the backend"  # type: ignore[union-attr]
     assert "/build — build the backend (project:backend)" in help_lines(registry)
+    write(tmp_path / "project/.claude/commands/build.md", "build everything")
+    registry, _ = load(tmp_path)
+    assert registry.find("build").body == "build everything"  # type: ignore[union-attr]
+    assert registry.find("frontend:build").body == "build the frontend"  # type: ignore[union-attr]
 
 
 def test_the_users_commands_follow_claude_config_dir(tmp_path: Path, monkeypatch):
