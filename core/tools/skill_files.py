@@ -147,7 +147,7 @@ def discover(directories: Iterable[tuple[Path, SkillSource]]) -> SkillCatalog:
 def read_skill(path: Path, source: SkillSource) -> tuple[SkillInfo, list[SkillProblem]]:
     """The skill in `path`, body included, and its warnings; raises SkillFileError."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # an editor's byte-order mark is no key
     except (OSError, UnicodeDecodeError) as error:
         raise SkillFileError(SkillProblem(path, 1, f"cannot be read ({error})")) from error
     values, lines, body = split_front_matter(text, path)

@@ -45,6 +45,12 @@ async def test_a_skill_call_is_asked_about_by_name_and_narrows_the_turn(tmp_path
         assert "survey" in loaded and "denied" not in loaded
         (refused,) = [r for r in rows if "touch made.txt" in r]
         assert "denied" in refused
+        line = app.conversation.tool_line(next(iter(app.book.calls.keys() - {loaded_id(app)})))
+        assert line is not None and "denied by the running skill" in line.text
         record = next(r for r in app.book.calls.values() if r.tool_name == "Bash")
         assert record.result is not None and "the skill 'survey' is active" in record.result
         assert not (project / "made.txt").exists()
+
+
+def loaded_id(app: Any) -> str:
+    return next(i for i, r in app.book.calls.items() if r.tool_name == "Skill")

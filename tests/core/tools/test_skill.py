@@ -348,3 +348,19 @@ def test_an_empty_catalog_says_there_are_none() -> None:
     prompt = Skill().prompt(ToolOptions())
     assert prompt.endswith("(none in this session)")
     assert SkillCatalog().find("x") is None
+
+
+def test_a_byte_order_mark_and_windows_line_ends_do_not_hide_the_front_matter(
+    homes: dict[str, Path],
+) -> None:
+    path = homes["project"] / "crlf" / "SKILL.md"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"\xef\xbb\xbf---\r\nname: crlf\r\ndescription: Made on Windows.\r\n---\r\nx")
+    (skill,) = session_skills(homes["cwd"]).skills
+    assert (skill.name, skill.description) == ("crlf", "Made on Windows.")
+
+
+async def test_an_empty_allowed_tools_leaves_only_loading_skills(tmp_path: Path) -> None:
+    context = context_for(tmp_path, scoped("bypassPermissions"))
+    read = await decide("Read", {"file_path": str(tmp_path / "a")}, context)
+    assert isinstance(read, Deny) and "(no tools)" in read.message
