@@ -337,10 +337,13 @@ async def test_an_unknown_skill_is_a_clear_error_naming_the_ones_there_are(
 async def test_a_skill_changed_into_a_broken_file_says_so_when_called(tmp_path: Path) -> None:
     loop, _, workspace = loop_for(tmp_path, [use("Skill", skill="run-tests")], [said("ok")])
     path = workspace / ".claude/skills/run-tests/SKILL.md"
+    announced = tool_definitions(loop.context.options)
     path.write_text("---\nname: run-tests\n")
     await loop.send("go")
     (text,) = result_texts(loop)
     assert "could not be loaded" in text and f"{path}:1" in text
+    # What the model was told stays as it was: the cached prefix does not move mid-session.
+    assert tool_definitions(loop.context.options) == announced
     assert loop.context.permission_context.skill_scopes == ()
 
 
