@@ -41,6 +41,7 @@ from ..settings import sandbox as sandbox_config
 from ..settings.read import load_settings, require_settings_file
 from ..settings.values import PROJECT_SOURCES, Settings
 from ..tool import ToolContext, ToolOptions, ToolPool
+from ..tools.skill import SKILLS
 from ..tools.task import SUBAGENTS
 from ..tools.todo_write import Todo
 from ..trust import is_trusted
@@ -62,6 +63,7 @@ from .sessions import (
     read_meta,
     set_title,
 )
+from .skills import session_skills
 from .subagents import SessionSubAgents
 from .transcript import Transcript, transcribing
 from .transcript_records import end_record, start_record
@@ -330,6 +332,8 @@ async def open_session(
     audit = AuditLog(session.audit_path)
     session_services = SessionServices()
     session_services.provide(SANDBOX, sandbox)
+    skills = session_skills(prepared.cwd)
+    session_services.provide(SKILLS, skills)
     transcript = session.transcript()
     transcript.append(
         start_record(resumed=prepared.resumed, version=__version__, model=model.model)
@@ -376,7 +380,7 @@ async def open_session(
             services=session_services,
         ),
     )
-    notes = [*set_aside, *sandbox_notes]
+    notes = [*set_aside, *sandbox_notes, *(str(problem) for problem in skills.problems)]
     if mcp.untrusted:
         names = ", ".join(config.name for config in mcp.untrusted)
         notes.append(f"the project's MCP servers ({names}) do not start: it is not trusted")

@@ -59,6 +59,7 @@ from ..executor.streaming import StreamingToolExecutor
 from ..hooks import NO_EVENT_OUTCOME, EventHookOutcome, HookEvent
 from ..results import ContentReplacementState, enforce_tool_result_budget
 from ..tool import ToolContext, ToolPool, ToolResultBlock
+from ..tools.skill import end_skills
 from .events import (
     AssistantMessage,
     HookNotice,
@@ -221,6 +222,7 @@ class AgentLoop:
                 self._append_user([{"type": "text", "text": f"[Stop hook] {reason}"}])
         finally:
             self._abort = None
+            self._end_skills()
         ended = TurnEnded(stop_reason=stop, requests=requests, usage=dict(self._usage))
         self.services.emit(ended)
         if self.transcript is not None:
@@ -234,6 +236,12 @@ class AgentLoop:
             )
             self.transcript.sync()
         return ended
+
+    def _end_skills(self) -> None:
+        """A skill's allowed-tools narrow the turn that loaded it, no longer
+        (core/tools/skill.py). A sub-agent's turn is not the person's: it leaves them be."""
+        if self.context.agent_id is None:
+            self.context.set_app_state(end_skills)
 
     async def _session_hook(self, event: HookEvent, payload: dict[str, Any]) -> EventHookOutcome:
         """Run UserPromptSubmit / Stop hooks when the session has a runner that has them."""
