@@ -46,6 +46,7 @@ from .loop import (
     HookNotice,
     Retrying,
     TextDelta,
+    ThinkingDelta,
     TurnEnded,
     TurnError,
     UserMessage,
@@ -136,7 +137,7 @@ class _Printer:
                 self._line(
                     {"type": role, "message": {"role": role, "content": list(event.content)}}
                 )
-            elif not isinstance(event, TextDelta):
+            elif not isinstance(event, TextDelta | ThinkingDelta):
                 self._line(event_record(event))
         elif isinstance(event, TextDelta):
             if self.output_format == "text":

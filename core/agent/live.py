@@ -47,7 +47,7 @@ from ..trust import is_trusted
 from . import demo_workspace
 from .demo_workspace import ScratchWorkspace, demo_place, discard, sample_dir
 from .loop import AgentLoop, TurnEnded
-from .model import ModelClient
+from .model import DEFAULT_MODEL, ModelClient, limits_for
 from .options import SessionOptions as SessionOptions  # re-exported: callers build both here
 from .scenario import Scenario
 from .sessions import (
@@ -413,7 +413,15 @@ def _model_for(prepared: PreparedSession) -> ModelClient:
             plan_file=prepared.session.plan_path,
             speed=prepared.options.demo_speed,
         )
-        return ModelClient(demo.client(max_retries=0), model=DEMO_MODEL)
+        # Asked for as the default model is (adaptive thinking, its output budget), so the
+        # demo streams thinking and the request is the one a real session sends.
+        limits = limits_for(DEFAULT_MODEL)
+        return ModelClient(
+            demo.client(max_retries=0),
+            model=DEMO_MODEL,
+            max_tokens=limits.max_tokens,
+            thinking=limits.thinking,
+        )
     return ModelClient.from_env(prepared.options.model, settings_model=prepared.settings.model)
 
 
