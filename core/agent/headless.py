@@ -38,7 +38,7 @@ from ..events import (
     failure_words,
 )
 from ..settings.read import SettingsFileError
-from .events import UsageUpdated
+from .events import ThinkingDelta, UsageUpdated
 from .lifespan import start_up_done
 from .live import LiveSession, end_workspace, open_session, prepare_session
 from .loop import (
@@ -46,7 +46,6 @@ from .loop import (
     HookNotice,
     Retrying,
     TextDelta,
-    ThinkingDelta,
     TurnEnded,
     TurnError,
     UserMessage,

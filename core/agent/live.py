@@ -420,9 +420,13 @@ def _model_for(prepared: PreparedSession) -> ModelClient:
             demo.client(max_retries=0),
             model=DEMO_MODEL,
             max_tokens=limits.max_tokens,
-            thinking=limits.thinking,
+            thinking="off" if prepared.settings.thinking is False else limits.thinking,
         )
-    return ModelClient.from_env(prepared.options.model, settings_model=prepared.settings.model)
+    return ModelClient.from_env(
+        prepared.options.model,
+        settings_model=prepared.settings.model,
+        thinking="off" if prepared.settings.thinking is False else None,
+    )
 
 
 def _known_mode(mode: str | None) -> PermissionMode | None:

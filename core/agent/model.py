@@ -94,6 +94,7 @@ def limits_for(model: str) -> ModelLimits:
     known = [prefix for prefix in _LIMITS if model.startswith(prefix)]
     return _LIMITS[max(known, key=len)] if known else _UNKNOWN
 
+
 # Errors carried in the body of a 200 stream (an SSE `error` event) that a retry may cure.
 _RETRYABLE_ERROR_TYPES = frozenset({"overloaded_error", "api_error", "rate_limit_error"})
 
@@ -179,6 +180,7 @@ class ModelClient:
         settings_model: str | None = None,
         env: Mapping[str, str] | None = None,
         max_tokens: int | None = None,
+        thinking: Thinking | None = None,
         http_client: Any = None,
     ) -> ModelClient:
         """A client for the real API, with the key from ANTHROPIC_API_KEY.
@@ -186,6 +188,8 @@ class ModelClient:
         The model is `--model` (`model`), else ANTHROPIC_MODEL, else the settings' `model`
         (`settings_model`), else the default: the order the seeds' system uses. The key
         wins over a token when both are set, as in the SDK (which takes only one of them).
+        `max_tokens` and `thinking` default to the model's (`limits_for`); `thinking="off"`
+        is the settings' `alwaysThinkingEnabled: false`.
         `http_client` is for tests: the API answered in process."""
         environ = os.environ if env is None else env
         key = environ.get(API_KEY_ENV, "").strip()
@@ -204,7 +208,7 @@ class ModelClient:
             max_retries=0,
         )
         chosen = model or environ.get(MODEL_ENV, "").strip() or settings_model or DEFAULT_MODEL
-        return cls(client, model=chosen, max_tokens=max_tokens)
+        return cls(client, model=chosen, max_tokens=max_tokens, thinking=thinking)
 
     def stream(
         self,

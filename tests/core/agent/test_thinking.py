@@ -46,9 +46,17 @@ def test_defaults_follow_the_seeds_system_and_each_model_gets_a_budget_it_accept
     assert (unknown.max_tokens, unknown.thinking) == (32_000, "off")
     # --model / settings still choose; explicit values still win.
     client = ModelClient.from_env("claude-sonnet-4-5", env={"ANTHROPIC_API_KEY": "k"})
-    assert (client.model, client.max_tokens, client.thinking) == ("claude-sonnet-4-5", 64_000, "off")
+    assert (client.model, client.max_tokens, client.thinking) == (
+        "claude-sonnet-4-5",
+        64_000,
+        "off",
+    )
     client = ModelClient.from_env(env={"ANTHROPIC_API_KEY": "k"})
-    assert (client.model, client.max_tokens, client.thinking) == (DEFAULT_MODEL, 128_000, "adaptive")
+    assert (client.model, client.max_tokens, client.thinking) == (
+        DEFAULT_MODEL,
+        128_000,
+        "adaptive",
+    )
 
 
 async def test_thinking_streams_and_goes_back_intact_across_tool_turns(tmp_path: Path) -> None:
@@ -74,7 +82,11 @@ async def test_thinking_streams_and_goes_back_intact_across_tool_turns(tmp_path:
     # The next request carries the block first in its assistant message, signature intact
     # (the demo model, like the API, would have refused it otherwise).
     sent_back = second["messages"][1]["content"][0]
-    assert sent_back == {"type": "thinking", "thinking": THOUGHT, "signature": signature_of(THOUGHT)}
+    assert sent_back == {
+        "type": "thinking",
+        "thinking": THOUGHT,
+        "signature": signature_of(THOUGHT),
+    }
     assert [b["type"] for b in second["messages"][1]["content"]] == ["thinking", "text", "tool_use"]
 
     # Counted: the output tokens include the thought's.
@@ -140,3 +152,52 @@ async def test_a_model_not_asked_to_think_does_not(tmp_path: Path, asked: str) -
         # The redacted block goes back as it came, and is accepted.
         await made.loop.send("more")
         assert made.of(TurnEnded)[-1].stop_reason == "end_turn", made.of(TurnError)
+
+
+def test_always_thinking_enabled_false_turns_thinking_off_and_a_bad_value_is_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from core.settings.read import load_settings
+
+    monkeypatch.setenv("PROCTOR_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    project = tmp_path / "project"
+    settings_file = project / ".proctor" / "settings.json"
+    settings_file.parent.mkdir(parents=True)
+    settings_file.write_text('{"alwaysThinkingEnabled": false}')
+    assert load_settings(project).thinking is False
+    settings_file.write_text('{"alwaysThinkingEnabled": "no"}')
+    settings = load_settings(project)
+    assert settings.thinking is None
+    assert ["must be true or false" in p.message for p in settings.problems] == [True]
+    settings_file.write_text('{"alwaysThinkingEnabled": true}')
+    assert load_settings(project).thinking is True and not load_settings(project).problems
+
+
+async def test_a_session_asks_as_its_settings_say(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from core.agent.live import SessionOptions, open_session, prepare_session
+    from core.events import EventRecorder
+
+    monkeypatch.setenv("PROCTOR_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("PROCTOR_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    project = tmp_path / "project"
+    (project / ".proctor").mkdir(parents=True)
+    scenario = project / "s.json"
+    scenario.write_text(
+        json.dumps({"name": "s", "workspace": "cwd", "turns": [[thinking(), text("Hi.")]]})
+    )
+    for setting, expected in ((None, "adaptive"), (False, "off")):
+        settings = {} if setting is None else {"alwaysThinkingEnabled": setting}
+        (project / ".proctor" / "settings.json").write_text(json.dumps(settings))
+        options = SessionOptions(cwd=project, demo=True, scenario=str(scenario), demo_speed=0)
+        live = await open_session(prepare_session(options), sink=EventRecorder(), trusted=True)
+        try:
+            assert live.model.thinking == expected and live.model.max_tokens == 128_000
+            await live.send("hi")
+            kinds = [b["type"] for b in live.loop.messages[1]["content"]]
+        finally:
+            await live.close()
+        assert kinds == (["thinking", "text"] if expected == "adaptive" else ["text"])

@@ -1,0 +1,111 @@
+"""The model's thinking on screen: streamed from the demo model (the real SDK parsing its
+SSE), folded to one line, opened by the thinking key or a click, and drawn again on resume."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from app_helpers import SIZE, make_app, text, turn_over, until, write_scenario
+
+from core.agent.live import SessionOptions, open_session, prepare_session
+from core.events import EventRecorder
+from tui.app import LaunchOptions, ProctorApp
+from tui.widgets.thinking import THINKING_KEY, ThinkingView
+
+THOUGHT = "The file is short, so one Read is enough before I answer."
+TURNS = [
+    [
+        {"type": "thinking", "thinking": THOUGHT},
+        text("Reading a.txt."),
+        {"type": "tool_use", "name": "Read", "input": {"file_path": "{workspace}/a.txt"}},
+    ],
+    [{"type": "thinking", "thinking": "It says alpha."}, text("It says **alpha**.")],
+    [text("Carried on.")],
+]
+
+
+@pytest.fixture(autouse=True)
+def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PROCTOR_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("PROCTOR_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "a.txt").write_text("alpha\n")
+    return folder
+
+
+def shown(view: ThinkingView) -> str:
+    return str(view.render())
+
+
+async def test_thinking_is_folded_opened_by_the_key_and_by_a_click(project: Path) -> None:
+    app = make_app(project, TURNS)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: turn_over(app), "the turn to end")
+        views = app.conversation.thinking_views()
+        await until(pilot, lambda: len(views) == 2 and not views[1].streaming, "both thoughts")
+        first, second = views
+        # Folded: one line each, with the size and the key, none of the thought itself.
+        assert shown(first) == f"∴ Thought · 12 words · {THINKING_KEY} to open"
+        assert THOUGHT not in shown(first) and first.size.height == 1
+        # Above the text it came before, as it streamed.
+        children = list(app.conversation.children)
+        assert children.index(first) < children.index(second)
+
+        await pilot.press(THINKING_KEY)
+        await pilot.pause()
+        assert shown(first) == f"∴ Thought · 12 words\n{THOUGHT}"
+        assert "It says alpha." in shown(second)
+        assert first.size.height > 1
+
+        await pilot.press(THINKING_KEY)
+        await pilot.pause()
+        assert all(THOUGHT not in shown(v) for v in views)
+
+        await pilot.click(first)
+        await pilot.pause()
+        assert THOUGHT in shown(first) and "alpha" not in shown(second)
+
+        # The next request carried both thoughts back (the demo model would have refused it
+        # otherwise), and the tokens counted include them.
+        assert app.live is not None
+        assert [m["content"][0]["type"] for m in app.live.loop.messages[1::2]] == [
+            "thinking",
+            "thinking",
+        ]
+
+
+async def test_a_resumed_session_shows_its_thinking_folded_and_carries_on(project: Path) -> None:
+    scenario = write_scenario(project, TURNS)
+    prepared = prepare_session(
+        SessionOptions(cwd=project, demo=True, scenario=str(scenario), demo_speed=0)
+    )
+    live = await open_session(prepared, sink=EventRecorder(), trusted=True)
+    try:
+        await live.send("what does a.txt say?")
+    finally:
+        await live.close()
+    options = SessionOptions(
+        cwd=project, demo=True, scenario=str(scenario), demo_speed=0, resume=prepared.session.id
+    )
+    app = ProctorApp(LaunchOptions(prepare_session(options), trust=True))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.live is not None, "the session to open")
+        views = app.conversation.thinking_views()
+        await until(pilot, lambda: len(views) == 2, "the past thoughts")
+        assert shown(views[0]).startswith("∴ Thought · 12 words")
+        await pilot.press(THINKING_KEY)
+        await pilot.pause()
+        assert THOUGHT in shown(views[0])
+        # Carrying on sends the resumed thoughts back with their signatures: accepted.
+        app.prompt_input.value = "and now?"
+        await pilot.press("enter")
+        await until(pilot, lambda: len(app.book.turns) == 2 and turn_over(app), "the new turn")
+        assert app.live is not None and app.live.loop.messages[-1]["role"] == "assistant"
+        assert app.live.loop.messages[-1]["content"] == [{"type": "text", "text": "Carried on."}]
