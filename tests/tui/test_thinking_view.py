@@ -109,3 +109,18 @@ async def test_a_resumed_session_shows_its_thinking_folded_and_carries_on(projec
         await until(pilot, lambda: len(app.book.turns) == 2 and turn_over(app), "the new turn")
         assert app.live is not None and app.live.loop.messages[-1]["role"] == "assistant"
         assert app.live.loop.messages[-1]["content"] == [{"type": "text", "text": "Carried on."}]
+
+
+async def test_a_retried_stream_withdraws_its_thought_so_it_reads_once(project: Path) -> None:
+    broken = {
+        "blocks": [{"type": "thinking", "thinking": THOUGHT}, text("Hello.")],
+        "fault": {"kind": "drop", "after_blocks": 1},
+    }
+    app = make_app(project, [broken])
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: turn_over(app), "the turn to end")
+        await pilot.pause()
+        views = app.conversation.thinking_views()
+        assert [v.text for v in views] == [THOUGHT]
+        assert [v for v in app.conversation.children if isinstance(v, ThinkingView)] == views
+        assert not views[0].streaming
