@@ -73,7 +73,7 @@ async def test_thinking_is_folded_opened_by_the_key_and_by_a_click(project: Path
         assert THOUGHT in shown(first) and "alpha" not in shown(second)
 
         # The next request carried both thoughts back (the demo model would have refused it
-        # otherwise), and the tokens counted include them.
+        # otherwise). That they count in the output tokens: test_thinking.py.
         assert app.live is not None
         assert [m["content"][0]["type"] for m in app.live.loop.messages[1::2]] == [
             "thinking",

@@ -12,7 +12,7 @@ from test_loop import rig, text, tool
 
 from core.agent.demo import DEMO_MODEL
 from core.agent.demo_thinking import signature_of
-from core.agent.events import AssistantMessage, ThinkingDelta, TurnEnded, TurnError
+from core.agent.events import AssistantMessage, TextDelta, ThinkingDelta, TurnEnded, TurnError
 from core.agent.model import DEFAULT_MODEL, ModelClient, limits_for
 from core.agent.transcript import Transcript
 from core.agent.transcript_resume import messages_from
@@ -201,3 +201,41 @@ async def test_a_session_asks_as_its_settings_say(
         finally:
             await live.close()
         assert kinds == (["thinking", "text"] if expected == "adaptive" else ["text"])
+
+
+async def test_an_interrupt_after_a_thought_keeps_it_signed_and_the_session_goes_on(
+    tmp_path: Path,
+) -> None:
+    import asyncio
+
+    from engine_helpers import HANG_BOUND_S, eventually
+
+    made = thinking_rig(
+        tmp_path,
+        [thinking(), text("Some words."), {**text("then a long wait"), "pace_ms": 600_000}],
+        [text("Back.")],
+        speed=0.1,  # the wait: 60 s
+    )
+    task = asyncio.create_task(made.loop.send("go"))
+    said = lambda: "".join(e.text for e in made.of(TextDelta))  # noqa: E731
+    # Text after the thought: its block (with its signature) is complete.
+    await eventually(lambda: said() == "Some words.", "the words after the thought")
+    made.loop.interrupt()
+    ended = await asyncio.wait_for(task, HANG_BOUND_S)
+    assert ended.stop_reason == "interrupted"
+    kept = made.loop.messages[1]["content"]
+    assert kept[0] == {"type": "thinking", "thinking": THOUGHT, "signature": signature_of(THOUGHT)}
+    assert kept[1:] == [text("Some words.")]
+    ended = await asyncio.wait_for(made.loop.send("go on"), HANG_BOUND_S)
+    assert ended.stop_reason == "end_turn", made.of(TurnError)
+
+
+async def test_thinking_counts_in_the_output_tokens(tmp_path: Path) -> None:
+    turn = [thinking(THOUGHT * 4), text("Hello.")]
+    used = {}
+    for asked in ("off", "adaptive"):
+        made = thinking_rig(tmp_path / asked, turn)
+        made.loop.model.thinking = asked  # type: ignore[assignment]
+        used[asked] = (await made.loop.send("hi")).usage["output_tokens"]
+    # The demo counts about a token per four characters, as the API counts thinking: output.
+    assert used["adaptive"] - used["off"] >= len(THOUGHT * 4) // 8
