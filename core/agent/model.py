@@ -59,7 +59,9 @@ class ModelLimits:
 # MODEL_NONSTREAMING_TOKENS, caps non-streaming calls of Claude Opus 4.0/4.1, and proctor
 # always streams. The limits below are the published ones; claude-opus-5-5's 128000 is what
 # the seeds' system was seen to ask for. Matched by prefix, so dated ids
-# (claude-sonnet-4-5-20250929) find theirs; the longest prefix wins.
+# (claude-sonnet-4-5-20250929) find theirs; the longest prefix wins. A request with these
+# budgets must stream: the SDK refuses a non-streaming one it expects to outlast 10 minutes
+# (anything near 128000 tokens).
 _LIMITS: dict[str, ModelLimits] = {
     "claude-opus-5-5": ModelLimits(128_000, "adaptive"),
     "claude-opus-4-6": ModelLimits(128_000, "adaptive"),

@@ -4,13 +4,20 @@ SSE), folded to one line, opened by the thinking key or a click, and drawn again
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from app_helpers import SIZE, make_app, text, turn_over, until, write_scenario
+from textual.app import App, ComposeResult
+from textual.pilot import Pilot
 
+from core.agent.events import TextDelta, ThinkingDelta, TurnEnded
 from core.agent.live import SessionOptions, open_session, prepare_session
 from core.events import EventRecorder
 from tui.app import LaunchOptions, ProctorApp
+from tui.calls import CallBook
+from tui.theme_vars import THEME_VARIABLE_DEFAULTS
+from tui.widgets.conversation import AssistantText, Conversation
 from tui.widgets.thinking import THINKING_KEY, ThinkingView
 
 THOUGHT = "The file is short, so one Read is enough before I answer."
@@ -124,3 +131,49 @@ async def test_a_retried_stream_withdraws_its_thought_so_it_reads_once(project: 
         assert [v.text for v in views] == [THOUGHT]
         assert [v for v in app.conversation.children if isinstance(v, ThinkingView)] == views
         assert not views[0].streaming
+
+
+class ThinkingHost(App[None]):
+    """The conversation alone, fed two thoughts around an answer, the second one opened."""
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return dict(THEME_VARIABLE_DEFAULTS)
+
+    def compose(self) -> ComposeResult:
+        yield Conversation(id="conversation")
+
+    def on_mount(self) -> None:
+        pane = self.query_one(Conversation)
+        book = CallBook()
+        pane.add_prompt("Why do ties come out in the wrong order?")
+        pane.apply(
+            [
+                ThinkingDelta(text=THOUGHT),
+                TextDelta(text="Ties are sorted in reverse."),
+                ThinkingDelta(text="The fix is a key of (-count, word)."),
+                TextDelta(text=" The fix: sort by `(-count, word)`."),
+                TurnEnded(stop_reason="end_turn", requests=1, usage={}),
+            ],
+            book,
+        )
+        pane.thinking_views()[1].set_expanded(True)
+
+
+async def settle(pilot: Pilot[Any]) -> None:
+    await pilot.pause()
+    for block in pilot.app.query(AssistantText):
+        await block.wait_finished()
+    await pilot.pause()
+
+
+async def test_the_snapshot_shows_one_folded_and_one_open_thought() -> None:
+    app = ThinkingHost()
+    async with app.run_test(size=(80, 16)) as pilot:
+        await settle(pilot)
+        first, second = app.query_one(Conversation).thinking_views()
+        assert shown(first).startswith("∴ Thought · 12 words · ctrl+r to open")
+        assert shown(second) == "∴ Thought · 8 words\nThe fix is a key of (-count, word)."
+
+
+def test_snapshot_thinking_folded_and_open(snap_compare: Any) -> None:
+    assert snap_compare(ThinkingHost(), terminal_size=(80, 16), run_before=settle)
