@@ -50,7 +50,7 @@ from .demo_workspace import ScratchWorkspace, demo_place, discard, sample_dir
 from .git_facts import GitFacts, read_git_facts
 from .instructions import Instructions, InstructionSet, load_instructions
 from .loop import AgentLoop, TurnEnded
-from .model import ModelClient
+from .model import DEFAULT_MODEL, ModelClient, limits_for
 from .options import SessionOptions as SessionOptions  # re-exported: callers build both here
 from .prompt import Environment
 from .scenario import Scenario
@@ -454,8 +454,20 @@ def _model_for(prepared: PreparedSession) -> ModelClient:
             plan_file=prepared.session.plan_path,
             speed=prepared.options.demo_speed,
         )
-        return ModelClient(demo.client(max_retries=0), model=DEMO_MODEL)
-    return ModelClient.from_env(prepared.options.model, settings_model=prepared.settings.model)
+        # Asked for as the default model is (adaptive thinking, its output budget), so the
+        # demo streams thinking and the request is the one a real session sends.
+        limits = limits_for(DEFAULT_MODEL)
+        return ModelClient(
+            demo.client(max_retries=0),
+            model=DEMO_MODEL,
+            max_tokens=limits.max_tokens,
+            thinking="off" if prepared.settings.thinking is False else limits.thinking,
+        )
+    return ModelClient.from_env(
+        prepared.options.model,
+        settings_model=prepared.settings.model,
+        thinking="off" if prepared.settings.thinking is False else None,
+    )
 
 
 def _known_mode(mode: str | None) -> PermissionMode | None:

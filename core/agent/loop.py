@@ -66,6 +66,7 @@ from .events import (
     Interrupted,
     Retrying,
     TextDelta,
+    ThinkingDelta,
     TurnEnded,
     TurnError,
     UsageUpdated,
@@ -323,6 +324,8 @@ class AgentLoop:
             state.partial_text += event.text
             state.streamed.append(event.text)
             self.services.emit(TextDelta(text=event.text))
+        elif kind == "thinking":
+            self._thinking_arrived(event.thinking)
         elif kind == "content_block_start":
             state.partial_text = ""
             if event.content_block.type == "tool_use":
@@ -334,6 +337,8 @@ class AgentLoop:
             block = event.content_block
             state.blocks.append(_block_dict(block))
             state.partial_text = ""
+            if block.type == "redacted_thinking":
+                self._thinking_arrived("", redacted=True)
             if block.type == "tool_use":
                 raw = "".join(state.raw_json.pop(event.index, []))
                 if _complete_json(raw):
@@ -342,6 +347,13 @@ class AgentLoop:
                 else:
                     state.truncated.add(block.id)
                     self._show_cut_off(block)
+
+    def _thinking_arrived(self, text: str, *, redacted: bool = False) -> None:
+        """Thinking is shown as it streams; the block itself (its signature with it) enters
+        the conversation whole with the message, and is sent back unchanged, as the API
+        requires across tool turns. A block the stream never finished has no signature and
+        is dropped with the rest of a broken attempt."""
+        self.services.emit(ThinkingDelta(text=text, redacted=redacted))
 
     def _show_cut_off(self, block: Any) -> None:
         """A call max_tokens cut off is a line the person sees: queued, then not run."""
