@@ -135,6 +135,7 @@ def explain(decided_by: DecidedBy) -> str:
         "analysis": "the command analysis (tree-sitter-bash)",
         "sandbox": f"the sandbox: {detail}",
         "default": f"the default: {detail}",
+        "skill": f"a running skill: {detail}",
     }[kind]
 
 

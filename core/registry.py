@@ -38,6 +38,7 @@ def all_base_tools() -> list[AnyTool]:
     from .tools.notebook_edit import NotebookEdit
     from .tools.plan_mode import EnterPlanMode
     from .tools.read import Read
+    from .tools.skill import Skill
     from .tools.task import Task
     from .tools.task_output import TaskOutput
     from .tools.todo_write import TodoWrite
@@ -56,6 +57,7 @@ def all_base_tools() -> list[AnyTool]:
         KillShell(),
         NotebookEdit(),
         Read(),
+        Skill(),
         Task(),
         TaskOutput(),
         TodoWrite(),

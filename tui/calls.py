@@ -386,6 +386,8 @@ def denier(decided_by: DecidedBy | None) -> str:
             return "a rule"
         case "hook":
             return "a hook"
+        case "skill":
+            return "the running skill"
         case _:
             return ""
 

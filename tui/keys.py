@@ -25,6 +25,7 @@ from textual.binding import Binding
 
 from .app_base import AppBase
 from .mcp_board import SERVERS_KEY
+from .widgets.thinking import THINKING_KEY
 from .widgets.tool_queue import ToolQueue
 
 CtrlC = Literal["interrupt", "clear", "arm", "quit"]
@@ -55,6 +56,13 @@ class KeyActions(AppBase):
             show=False,
             tooltip="Browse tool results saved to disk",
         ),
+        Binding(
+            THINKING_KEY,
+            "toggle_thinking",
+            "Thinking",
+            show=False,
+            tooltip="Open or fold the model's thinking in the conversation",
+        ),
         Binding("ctrl+t", "toggle_todos", "Todos", show=False, tooltip="Show or hide the todos"),
         Binding(
             SERVERS_KEY,
@@ -72,6 +80,10 @@ class KeyActions(AppBase):
     async def action_quit(self) -> None:
         await self.shutdown()
         self.exit(0)
+
+    def action_toggle_thinking(self) -> None:
+        conversation = self.conversation
+        conversation.set_thinking_expanded(not conversation.thinking_expanded)
 
     def action_cycle_mode(self) -> None:
         if self.live is None:

@@ -35,6 +35,9 @@ def palette_commands(app: KeyActions) -> Iterator[SystemCommand]:
     yield SystemCommand(
         "Saved outputs", "Browse tool results saved to disk", app.action_saved_outputs
     )
+    yield SystemCommand(
+        "Thinking", "Open or fold the model's thinking (ctrl+r)", app.action_toggle_thinking
+    )
     yield SystemCommand("Todos", "Show or hide the todo list", app.action_toggle_todos)
     yield SystemCommand(
         "MCP servers",

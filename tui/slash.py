@@ -109,7 +109,7 @@ def _model(app: ProctorApp, arguments: str) -> None:
     if any(c.isspace() for c in name):
         app.conversation.add_notice(f"/model takes one model name, not {name!r}.", "warning")
         return
-    app.live.model.model = name
+    app.live.model.use_model(name)
     app.status_bar.model = name
     app.conversation.add_notice(f"The model is now {name}, from the next request on.", "info")
 

@@ -39,6 +39,19 @@ class PermissionRule:
 
 
 @dataclass(frozen=True, slots=True)
+class SkillScope:
+    """A running skill's `allowed-tools`: while it is active, a call must match one of these
+    (read as allow rules) or it is refused. It only ever takes permission away: a call it
+    covers still goes through the whole chain (core/tools/skill.py says why)."""
+
+    skill: str
+    rules: tuple[PermissionRule, ...]
+    """Empty: the skill listed no tool, so nothing but loading skills may run."""
+    path: Path | None = None
+    """The SKILL.md that listed them."""
+
+
+@dataclass(frozen=True, slots=True)
 class ToolPermissionContext:
     mode: PermissionMode = "default"
     additional_working_directories: tuple[Path, ...] = ()
@@ -54,6 +67,8 @@ class ToolPermissionContext:
     protected_files: tuple[Path, ...] = ()
     """Programs that later run outside the sandbox (hook scripts, MCP servers' own files),
     resolved: an edit to one is never accepted by the mode, it asks."""
+    skill_scopes: tuple[SkillScope, ...] = ()
+    """The skills loaded in this turn that narrow what may run: a call must fit every one."""
 
     def rules_with(self, behavior: RuleBehavior) -> tuple[PermissionRule, ...]:
         return tuple(rule for rule in self.rules if rule.behavior == behavior)

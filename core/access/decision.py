@@ -16,7 +16,9 @@ from typing import Any, Literal
 
 from .sandbox_policy import SandboxPolicy
 
-DeciderKind = Literal["rule", "hook", "mode", "tool", "user", "analysis", "sandbox", "default"]
+DeciderKind = Literal[
+    "rule", "hook", "mode", "tool", "user", "analysis", "sandbox", "default", "skill"
+]
 
 
 @dataclass(frozen=True, slots=True)

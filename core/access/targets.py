@@ -41,7 +41,15 @@ class DomainTarget:
     host: str
 
 
-RuleTarget = CommandTarget | PathTarget | DomainTarget
+@dataclass(frozen=True, slots=True)
+class NameTarget:
+    """Something a tool acts on by name (a skill): `Skill(name)` is that one, `Skill(pre:*)`
+    every name that starts with `pre`."""
+
+    name: str
+
+
+RuleTarget = CommandTarget | PathTarget | DomainTarget | NameTarget
 
 
 def rule_family(rule_tool_name: str) -> PathAccess | None:

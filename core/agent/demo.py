@@ -41,6 +41,13 @@ from typing import TYPE_CHECKING, Any, Literal
 import httpx2
 
 from .demo_reading import plan_file_from, role, text_of, turn_to_play
+from .demo_thinking import (
+    asks_for_thinking,
+    redacted_data,
+    signature_of,
+    thinking_problem,
+    without_thinking,
+)
 from .scenario import (
     Choice,
     DropFault,
@@ -48,8 +55,10 @@ from .scenario import (
     Fault,
     MaxTokensFault,
     OverloadedFault,
+    RedactedThinkingBlock,
     Scenario,
     TextBlock,
+    ThinkingBlock,
     ToolUseBlock,
     Turn,
     TurnOutcome,
@@ -180,6 +189,9 @@ class DemoModel:
                 request_id,
             )
 
+        problem = thinking_problem(messages)
+        if problem is not None:  # as the API: thinking must come back exactly as it was sent
+            return _error(400, "invalid_request_error", problem, request_id)
         script = self._script_for(messages)
         turn_index = sum(1 for message in messages if role(message) == "assistant")
         model = str(body.get("model") or DEMO_MODEL)
@@ -203,7 +215,7 @@ class DemoModel:
 
         replacements = self._replacements(messages)
         frames = _frames(
-            turn,
+            turn if asks_for_thinking(body) else without_thinking(turn),
             fault=fault,
             ids=f"toolu_demo_{script.id_prefix}{turn_index}",
             message_id=f"msg_demo_{serial:04d}",
@@ -326,10 +338,19 @@ def _frames(
             frames.append(_fault_frame(fault, pause()))
             return frames
         delay = block.pace_ms / 1000 * speed if block.pace_ms is not None else pause()
+        signature: str | None = None
         if isinstance(block, TextBlock):
             start: dict[str, Any] = {"type": "text", "text": ""}
             pieces = list(_text_chunks(block.text, rng))
             kind, field = "text_delta", "text"
+        elif isinstance(block, ThinkingBlock):
+            start = {"type": "thinking", "thinking": "", "signature": ""}
+            pieces = list(_text_chunks(block.thinking, rng))
+            kind, field = "thinking_delta", "thinking"
+            signature = signature_of(block.thinking)
+        elif isinstance(block, RedactedThinkingBlock):
+            start = {"type": "redacted_thinking", "data": redacted_data(f"{ids}_{index}")}
+            pieces, kind, field = [], "", ""
         else:
             used_tools = True
             tool_input = _fill(block.input, replacements)
@@ -355,6 +376,13 @@ def _frames(
                 "delta": {"type": kind, field: piece},
             }
             frames.append((pause(), _sse("content_block_delta", delta)))
+        if signature is not None:  # the API sends a thinking block's signature last
+            delta = {
+                "type": "content_block_delta",
+                "index": index,
+                "delta": {"type": "signature_delta", "signature": signature},
+            }
+            frames.append((0.0, _sse("content_block_delta", delta)))
         frames.append(
             (0.0, _sse("content_block_stop", {"type": "content_block_stop", "index": index}))
         )

@@ -23,6 +23,17 @@ class TextDelta(EngineEvent):
 
 
 @dataclass(slots=True, kw_only=True)
+class ThinkingDelta(EngineEvent):
+    """A piece of the model's thinking as it streams. The whole block, with the signature
+    the API wants back, comes in the `AssistantMessage`; a redacted block (`redacted`) has
+    no readable text, only that it happened."""
+
+    kind: ClassVar[str] = "thinking"
+    text: str
+    redacted: bool = False
+
+
+@dataclass(slots=True, kw_only=True)
 class AssistantMessage(EngineEvent):
     """A complete assistant message, as it enters the conversation."""
 

@@ -40,7 +40,7 @@ from ..events import (
 )
 from ..settings.read import SettingsFileError
 from .commands import model_for
-from .events import UsageUpdated
+from .events import ThinkingDelta, UsageUpdated
 from .lifespan import start_up_done
 from .live import LiveSession, end_workspace, open_session, prepare_session
 from .loop import (
@@ -138,7 +138,7 @@ class _Printer:
                 self._line(
                     {"type": role, "message": {"role": role, "content": list(event.content)}}
                 )
-            elif not isinstance(event, TextDelta):
+            elif not isinstance(event, TextDelta | ThinkingDelta):
                 self._line(event_record(event))
         elif isinstance(event, TextDelta):
             if self.output_format == "text":

@@ -41,6 +41,7 @@ from ..settings import sandbox as sandbox_config
 from ..settings.read import load_settings, require_settings_file
 from ..settings.values import PROJECT_SOURCES, Settings
 from ..tool import ToolContext, ToolOptions, ToolPool
+from ..tools.skill import SKILLS
 from ..tools.task import SUBAGENTS
 from ..tools.todo_write import Todo
 from ..trust import is_trusted
@@ -49,7 +50,7 @@ from .demo_workspace import ScratchWorkspace, demo_place, discard, sample_dir
 from .git_facts import GitFacts, read_git_facts
 from .instructions import Instructions, InstructionSet, load_instructions
 from .loop import AgentLoop, TurnEnded
-from .model import ModelClient
+from .model import DEFAULT_MODEL, ModelClient, limits_for
 from .options import SessionOptions as SessionOptions  # re-exported: callers build both here
 from .prompt import Environment
 from .scenario import Scenario
@@ -62,6 +63,7 @@ from .sessions import (
     read_meta,
     set_title,
 )
+from .skills import session_skills
 from .subagents import SessionSubAgents
 from .transcript import Transcript, transcribing
 from .transcript_records import clear_record, end_record, start_record
@@ -222,11 +224,13 @@ class LiveSession:
         await self.offer_mcp_tools()
         if not model:
             return await self.loop.send(prompt)
-        before, self.model.model = self.model.model, model
+        client = self.model
+        before = (client.model, client.max_tokens, client.thinking)
+        client.use_model(model)
         try:
             return await self.loop.send(prompt)
         finally:
-            self.model.model = before
+            client.model, client.max_tokens, client.thinking = before
 
     async def offer_mcp_tools(self) -> None:
         """The pool with the MCP servers' tools, once every server has started or failed
@@ -348,6 +352,8 @@ async def open_session(
     audit = AuditLog(session.audit_path)
     session_services = SessionServices()
     session_services.provide(SANDBOX, sandbox)
+    skills = session_skills(prepared.cwd)
+    session_services.provide(SKILLS, skills)
     transcript = session.transcript()
     transcript.append(
         start_record(resumed=prepared.resumed, version=__version__, model=model.model)
@@ -394,7 +400,7 @@ async def open_session(
             services=session_services,
         ),
     )
-    notes = [*set_aside, *sandbox_notes]
+    notes = [*set_aside, *sandbox_notes, *(str(problem) for problem in skills.problems)]
     if mcp.untrusted:
         names = ", ".join(config.name for config in mcp.untrusted)
         notes.append(f"the project's MCP servers ({names}) do not start: it is not trusted")
@@ -468,8 +474,20 @@ def _model_for(prepared: PreparedSession) -> ModelClient:
             plan_file=prepared.session.plan_path,
             speed=prepared.options.demo_speed,
         )
-        return ModelClient(demo.client(max_retries=0), model=DEMO_MODEL)
-    return ModelClient.from_env(prepared.options.model, settings_model=prepared.settings.model)
+        # Asked for as the default model is (adaptive thinking, its output budget), so the
+        # demo streams thinking and the request is the one a real session sends.
+        limits = limits_for(DEFAULT_MODEL)
+        return ModelClient(
+            demo.client(max_retries=0),
+            model=DEMO_MODEL,
+            max_tokens=limits.max_tokens,
+            thinking="off" if prepared.settings.thinking is False else limits.thinking,
+        )
+    return ModelClient.from_env(
+        prepared.options.model,
+        settings_model=prepared.settings.model,
+        thinking="off" if prepared.settings.thinking is False else None,
+    )
 
 
 def _known_mode(mode: str | None) -> PermissionMode | None:

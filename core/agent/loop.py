@@ -59,12 +59,14 @@ from ..executor.streaming import StreamingToolExecutor
 from ..hooks import NO_EVENT_OUTCOME, EventHookOutcome, HookEvent
 from ..results import ContentReplacementState, enforce_tool_result_budget
 from ..tool import ToolContext, ToolPool, ToolResultBlock
+from ..tools.skill import end_skills
 from .events import (
     AssistantMessage,
     HookNotice,
     Interrupted,
     Retrying,
     TextDelta,
+    ThinkingDelta,
     TurnEnded,
     TurnError,
     UsageUpdated,
@@ -221,6 +223,7 @@ class AgentLoop:
                 self._append_user([{"type": "text", "text": f"[Stop hook] {reason}"}])
         finally:
             self._abort = None
+            self._end_skills()
         ended = TurnEnded(stop_reason=stop, requests=requests, usage=dict(self._usage))
         self.services.emit(ended)
         if self.transcript is not None:
@@ -234,6 +237,12 @@ class AgentLoop:
             )
             self.transcript.sync()
         return ended
+
+    def _end_skills(self) -> None:
+        """A skill's allowed-tools narrow the turn that loaded it, no longer
+        (core/tools/skill.py). A sub-agent's turn is not the person's: it leaves them be."""
+        if self.context.agent_id is None:
+            self.context.set_app_state(end_skills)
 
     async def _session_hook(self, event: HookEvent, payload: dict[str, Any]) -> EventHookOutcome:
         """Run UserPromptSubmit / Stop hooks when the session has a runner that has them."""
@@ -315,6 +324,8 @@ class AgentLoop:
             state.partial_text += event.text
             state.streamed.append(event.text)
             self.services.emit(TextDelta(text=event.text))
+        elif kind == "thinking":
+            self._thinking_arrived(event.thinking)
         elif kind == "content_block_start":
             state.partial_text = ""
             if event.content_block.type == "tool_use":
@@ -326,6 +337,8 @@ class AgentLoop:
             block = event.content_block
             state.blocks.append(_block_dict(block))
             state.partial_text = ""
+            if block.type == "redacted_thinking":
+                self._thinking_arrived("", redacted=True)
             if block.type == "tool_use":
                 raw = "".join(state.raw_json.pop(event.index, []))
                 if _complete_json(raw):
@@ -334,6 +347,13 @@ class AgentLoop:
                 else:
                     state.truncated.add(block.id)
                     self._show_cut_off(block)
+
+    def _thinking_arrived(self, text: str, *, redacted: bool = False) -> None:
+        """Thinking is shown as it streams; the block itself (its signature with it) enters
+        the conversation whole with the message, and is sent back unchanged, as the API
+        requires across tool turns. A block the stream never finished has no signature and
+        is dropped with the rest of a broken attempt."""
+        self.services.emit(ThinkingDelta(text=text, redacted=redacted))
 
     def _show_cut_off(self, block: Any) -> None:
         """A call max_tokens cut off is a line the person sees: queued, then not run."""

@@ -37,8 +37,65 @@ API_KEY_ENV = "ANTHROPIC_API_KEY"
 AUTH_TOKEN_ENV = "ANTHROPIC_AUTH_TOKEN"
 BASE_URL_ENV = "ANTHROPIC_BASE_URL"
 MODEL_ENV = "ANTHROPIC_MODEL"
-DEFAULT_MODEL = "claude-sonnet-5-5"
+DEFAULT_MODEL = "claude-opus-5-5"
 DEFAULT_MAX_TOKENS = 32_000
+"""The output budget of a model this build knows nothing about: one every current model
+accepts, so an unknown id is never refused for asking too much."""
+
+Thinking = Literal["adaptive", "off"]
+"""What the request asks of the model's thinking: `adaptive` sends `{"type": "adaptive"}`
+(the model decides when and how much to think), `off` sends no `thinking` at all."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelLimits:
+    """What a request to a model may ask for."""
+
+    max_tokens: int
+    thinking: Thinking
+
+
+# The SDK (anthropic 2.14) knows no model's output limit: its only table,
+# MODEL_NONSTREAMING_TOKENS, caps non-streaming calls of Claude Opus 4.0/4.1, and proctor
+# always streams. The limits below are the published ones; claude-opus-5-5's 128000 is what
+# the seeds' system was seen to ask for. Matched by prefix, so dated ids
+# (claude-sonnet-4-5-20250929) find theirs; the longest prefix wins. A request with these
+# budgets must stream: the SDK refuses a non-streaming one it expects to outlast 10 minutes
+# (anything near 128000 tokens).
+_LIMITS: dict[str, ModelLimits] = {
+    "claude-opus-5-5": ModelLimits(128_000, "adaptive"),
+    "claude-opus-4-6": ModelLimits(128_000, "adaptive"),
+    "claude-sonnet-4-6": ModelLimits(64_000, "adaptive"),
+    # Later models than the SDK documents limits for: adaptive thinking, and the budget the
+    # 4.6 models share, until one is known.
+    "claude-opus-5": ModelLimits(64_000, "adaptive"),
+    "claude-sonnet-5": ModelLimits(64_000, "adaptive"),
+    "claude-haiku-5": ModelLimits(64_000, "adaptive"),
+    "claude-opus-4-7": ModelLimits(64_000, "adaptive"),
+    "claude-opus-4-8": ModelLimits(64_000, "adaptive"),
+    # Older models take no adaptive thinking (they want a budget): none is asked for.
+    "claude-opus-4-5": ModelLimits(64_000, "off"),
+    "claude-sonnet-4-5": ModelLimits(64_000, "off"),
+    "claude-haiku-4-5": ModelLimits(64_000, "off"),
+    "claude-opus-4-1": ModelLimits(32_000, "off"),
+    "claude-opus-4-0": ModelLimits(32_000, "off"),
+    "claude-opus-4-2": ModelLimits(32_000, "off"),  # claude-opus-4-20250514
+    "claude-sonnet-4-0": ModelLimits(64_000, "off"),
+    "claude-sonnet-4-2": ModelLimits(64_000, "off"),  # claude-sonnet-4-20250514
+    "claude-3-7-sonnet": ModelLimits(64_000, "off"),
+    "claude-3-5-haiku": ModelLimits(8_192, "off"),
+    "claude-3-haiku": ModelLimits(4_096, "off"),
+}
+_UNKNOWN = ModelLimits(DEFAULT_MAX_TOKENS, "off")
+
+
+def limits_for(model: str) -> ModelLimits:
+    """The output budget and thinking a request to `model` asks for. An id this build does
+    not know gets a budget every model accepts and no thinking: a request the API may
+    answer less well, never one it refuses."""
+    known = [prefix for prefix in _LIMITS if model.startswith(prefix)]
+    return _LIMITS[max(known, key=len)] if known else _UNKNOWN
+
 
 # Errors carried in the body of a 200 stream (an SSE `error` event) that a retry may cure.
 _RETRYABLE_ERROR_TYPES = frozenset({"overloaded_error", "api_error", "rate_limit_error"})
@@ -103,11 +160,32 @@ class ModelClient:
     """Streams Messages requests for one model through an SDK client."""
 
     def __init__(
-        self, client: AsyncAnthropic, *, model: str, max_tokens: int = DEFAULT_MAX_TOKENS
+        self,
+        client: AsyncAnthropic,
+        *,
+        model: str,
+        max_tokens: int | None = None,
+        thinking: Thinking | None = None,
     ) -> None:
+        """`max_tokens` and `thinking` default to what `limits_for(model)` says."""
+        limits = limits_for(model)
         self.client = client
         self.model = model
-        self.max_tokens = max_tokens
+        self.max_tokens = max_tokens if max_tokens is not None else limits.max_tokens
+        self.thinking: Thinking = thinking if thinking is not None else limits.thinking
+        self._max_tokens_given = max_tokens
+
+    def use_model(self, model: str) -> None:
+        """Ask for `model` from the next request on (`/model`, a command's `model:`), with
+        its own output budget and thinking: another model's would be refused. A budget given
+        at start is kept where the new model allows it, and thinking the person turned off
+        stays off."""
+        turned_off = self.thinking == "off" and limits_for(self.model).thinking != "off"
+        limits = limits_for(model)
+        given = self._max_tokens_given
+        self.model = model
+        self.max_tokens = min(given, limits.max_tokens) if given else limits.max_tokens
+        self.thinking = "off" if turned_off else limits.thinking
 
     @classmethod
     def from_env(
@@ -116,7 +194,8 @@ class ModelClient:
         *,
         settings_model: str | None = None,
         env: Mapping[str, str] | None = None,
-        max_tokens: int = DEFAULT_MAX_TOKENS,
+        max_tokens: int | None = None,
+        thinking: Thinking | None = None,
         http_client: Any = None,
     ) -> ModelClient:
         """A client for the real API, with the key from ANTHROPIC_API_KEY.
@@ -124,6 +203,8 @@ class ModelClient:
         The model is `--model` (`model`), else ANTHROPIC_MODEL, else the settings' `model`
         (`settings_model`), else the default: the order the seeds' system uses. The key
         wins over a token when both are set, as in the SDK (which takes only one of them).
+        `max_tokens` and `thinking` default to the model's (`limits_for`); `thinking="off"`
+        is the settings' `alwaysThinkingEnabled: false`.
         `http_client` is for tests: the API answered in process."""
         environ = os.environ if env is None else env
         key = environ.get(API_KEY_ENV, "").strip()
@@ -142,7 +223,7 @@ class ModelClient:
             max_retries=0,
         )
         chosen = model or environ.get(MODEL_ENV, "").strip() or settings_model or DEFAULT_MODEL
-        return cls(client, model=chosen, max_tokens=max_tokens)
+        return cls(client, model=chosen, max_tokens=max_tokens, thinking=thinking)
 
     def stream(
         self,
@@ -153,6 +234,8 @@ class ModelClient:
     ) -> AbstractAsyncContextManager[AsyncMessageStream]:
         """One streamed request; use as `async with client.stream(...) as stream:`."""
         extra: dict[str, Any] = {"tools": list(tools)} if tools else {}
+        if self.thinking == "adaptive":
+            extra["thinking"] = {"type": "adaptive"}
         return self.client.messages.stream(
             model=self.model,
             max_tokens=self.max_tokens,

@@ -8,7 +8,9 @@ A scenario is a JSON object:
 Each turn is one assistant message, written either as a bare list of blocks or, when it needs
 a fault injected, as `{"blocks": [...], "fault": {...}}`. A block is `{"type": "text",
 "text": ...}` or `{"type": "tool_use", "name": ..., "input": {...}}`; either may carry
-`pace_ms`, the delay before it starts streaming. String values in tool inputs may use the
+`pace_ms`, the delay before it starts streaming. A turn may open with `{"type": "thinking",
+"thinking": ...}` (or `{"type": "redacted_thinking"}`): played only when the request asks
+for thinking, signed, and checked when it comes back. String values in tool inputs may use the
 placeholders `{workspace}` and `{plan_file}`, which the demo model fills in when it plays the
 turn (Read, Write and Edit need absolute paths, which a data file cannot know).
 
@@ -91,7 +93,25 @@ class ToolUseBlock(_Strict):
         return self
 
 
-Block = Annotated[TextBlock | ToolUseBlock, Field(discriminator="type")]
+class ThinkingBlock(_Strict):
+    """The model's thinking, streamed only to a request that asks for thinking (as a real
+    model does); the demo signs it, and refuses a conversation that sends it back altered."""
+
+    type: Literal["thinking"]
+    thinking: str = Field(min_length=1)
+    pace_ms: int | None = Field(default=None, ge=0)
+
+
+class RedactedThinkingBlock(_Strict):
+    """Thinking the API hands over encrypted: no text to show, only a block to send back."""
+
+    type: Literal["redacted_thinking"]
+    pace_ms: int | None = Field(default=None, ge=0)
+
+
+Block = Annotated[
+    TextBlock | ToolUseBlock | ThinkingBlock | RedactedThinkingBlock, Field(discriminator="type")
+]
 
 
 class OverloadedFault(_Strict):
@@ -298,7 +318,18 @@ def _locate(name_or_path: str | Path) -> Path:
 
 
 _TAGS = frozenset(
-    {"text", "tool_use", "overloaded", "error_event", "drop", "max_tokens", "turn", "when"}
+    {
+        "text",
+        "tool_use",
+        "thinking",
+        "redacted_thinking",
+        "overloaded",
+        "error_event",
+        "drop",
+        "max_tokens",
+        "turn",
+        "when",
+    }
 )
 
 

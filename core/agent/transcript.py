@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
 from ..events import EngineEvent, EventSink, ToolProgress
-from .events import AssistantMessage, TextDelta, UserMessage
+from .events import AssistantMessage, TextDelta, ThinkingDelta, UserMessage
 from .transcript_records import event_record, jsonable
 
 # --- the file ------------------------------------------------------------------------------
@@ -218,7 +218,7 @@ def belongs_in_transcript(event: EngineEvent) -> bool:
 
 # The main agent's messages are kept as message records (the loop writes them, with model,
 # usage and stop reason); text deltas only stream.
-_KEPT_AS_MESSAGES = (TextDelta, AssistantMessage, UserMessage)
+_KEPT_AS_MESSAGES = (TextDelta, ThinkingDelta, AssistantMessage, UserMessage)
 
 
 def transcribing(transcript: Transcript, sink: EventSink) -> EventSink:

@@ -52,6 +52,7 @@ from .events import (
     HookNotice,
     Interrupted,
     TextDelta,
+    ThinkingDelta,
     TurnEnded,
     TurnError,
     UsageUpdated,
@@ -189,20 +190,21 @@ class _Replay:
                 first_of_call.setdefault(event.tool_use_id, index)
         # Each text block goes before the first call after it that has events; the rest
         # (text after the last call) goes after everything the request did.
-        before: dict[int, list[str]] = {}
-        pending: list[str] = []
+        # Thinking goes the same way, as the folded thought it was when it streamed.
+        before: dict[int, list[Mapping[str, Any]]] = {}
+        pending: list[Mapping[str, Any]] = []
         for block in blocks:
-            if block.get("type") == "text" and _text(block.get("text")):
-                pending.append(_text(block.get("text")))
+            if block.get("type") in _SAID:
+                pending.append(block)
             elif block.get("type") == "tool_use" and str(block.get("id")) in first_of_call:
                 before.setdefault(first_of_call[str(block.get("id"))], []).extend(pending)
                 pending = []
         for index, event in enumerate(held):
-            for text in before.get(index, ()):
-                self.events.append(TextDelta(at=event.at, text=_paragraph(text)))
+            for said in before.get(index, ()):
+                self.events.extend(_said(said, event.at))
             self.events.append(event)
-        for text in pending:
-            self.events.append(TextDelta(at=at, text=_paragraph(text)))
+        for said in pending:
+            self.events.extend(_said(said, at))
         stop_reason = record.get("stop_reason")
         self.events.append(
             AssistantMessage(
@@ -437,3 +439,18 @@ def _number(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return 0.0
     return float(value)
+
+
+_SAID = ("text", "thinking", "redacted_thinking")
+"""The blocks of an assistant message that were streamed as it was said."""
+
+
+def _said(block: Mapping[str, Any], at: float) -> list[EngineEvent]:
+    """The streamed events an assistant block is replayed as (none for empty text)."""
+    kind = block.get("type")
+    if kind == "thinking":
+        return [ThinkingDelta(at=at, text=_text(block.get("thinking")))]
+    if kind == "redacted_thinking":
+        return [ThinkingDelta(at=at, text="", redacted=True)]
+    text = _text(block.get("text"))
+    return [TextDelta(at=at, text=_paragraph(text))] if text else []

@@ -2,7 +2,8 @@
 
 Order follows seed 002 section 4.4.4, and every step fails closed:
 
-1. a PreToolUse hook's deny ends it;
+1. a PreToolUse hook's deny ends it, and so does a call outside a running skill's
+   `allowed-tools` (skill_scope.py);
 2. deny rules, then ask rules: a hook's allow can never get past them;
 3. the tool's own `check_permissions` (deny and ask stand; allow ends it);
 4. a hook's allow or ask;
@@ -39,7 +40,7 @@ from ..access.decision import (
 )
 from ..access.paths import PROTECTED_NAMES, absolute, both_forms, protected_part
 from ..access.rules import parse_rule, rule_names_tool
-from ..access.targets import DomainTarget, PathTarget, rule_family
+from ..access.targets import DomainTarget, NameTarget, PathTarget, rule_family
 from ..bash import SimpleCommand, strip_safe_assignments, unwrap
 from ..bash.readonly import command_problem
 from ..hooks import PreToolUseOutcome
@@ -67,6 +68,7 @@ from .shell_reach import (
     removed_paths,
     shell_paths_hit,
 )
+from .skill_scope import skill_refusal
 from .suggest import command_rule
 
 PLAN_MODE_MESSAGE = (
@@ -158,6 +160,8 @@ def _evaluate(call: Call, hook: PreToolUseOutcome, own: PermissionResult) -> Per
     name, mode = call.name, call.permissions.mode
     if hook.permission == "deny":
         return Deny(_by_hook(hook), hook.reason or f"A PreToolUse hook blocked {name}.")
+    if refused := skill_refusal(call, allowed_by_rules):
+        return refused
 
     if found := find_rule(call, "deny"):
         rule, certain = found
@@ -476,6 +480,11 @@ def _why_ask(call: Call, read_only: bool, outside: str | None) -> tuple[DecidedB
             DecidedBy("default", "no rule allows it"),
             f"{name} would change {target.path}{where}.",
         )
+    if isinstance(target, NameTarget):
+        return (
+            DecidedBy("default", "no rule allows it"),
+            f"{name} would load {target.name!r}, and no rule allows it.",
+        )
     return DecidedBy(
         "default", "no rule allows it"
     ), f"{name} can change things and no rule allows it."
@@ -533,6 +542,8 @@ def suggest_rules(call: Call) -> tuple[str, ...]:
         return (f"{family}(/{absolute(folder, call.cwd).as_posix()}/*)",)
     if isinstance(target, DomainTarget):
         return (f"{call.name}(domain:{target.host})",)
+    if isinstance(target, NameTarget):
+        return (f"{call.name}({target.name})",)
     return (call.name,)
 
 

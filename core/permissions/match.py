@@ -29,6 +29,7 @@ from ..access.paths import compile_pattern, pattern_covers
 from ..access.targets import (
     CommandTarget,
     DomainTarget,
+    NameTarget,
     PathTarget,
     RuleTarget,
     canonical_host,
@@ -62,6 +63,13 @@ def _command_matcher(specifier: str) -> re.Pattern[str]:
 
 def command_matches(specifier: str, command: str) -> bool:
     return _command_matcher(specifier).fullmatch(squeeze(command)) is not None
+
+
+def name_matches(specifier: str, name: str) -> bool:
+    """`release-notes` is that name exactly; `release:*` every name starting `release`."""
+    if specifier.endswith(":*"):
+        return name.startswith(specifier[:-2])
+    return name == specifier
 
 
 def domain_matches(specifier: str, host: str) -> bool:
@@ -364,7 +372,7 @@ def specifier_applies(rule: PermissionRule, tool_name: str, target: RuleTarget |
     family = rule_family(rule.tool_name)
     if family is not None:
         return isinstance(target, PathTarget) and target.access == family
-    if isinstance(target, CommandTarget | DomainTarget):
+    if isinstance(target, CommandTarget | DomainTarget | NameTarget):
         return rule.tool_name == tool_name
     return False
 
@@ -381,4 +389,6 @@ def target_matches(
         return path_rule_covers(rule, target.path, cwd, behavior)
     if isinstance(target, DomainTarget):
         return domain_matches(rule.content, target.host)
+    if isinstance(target, NameTarget):
+        return name_matches(rule.content, target.name)
     return command_matches(rule.content, target.command)

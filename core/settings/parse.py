@@ -37,6 +37,7 @@ from .values import DEFAULT_HOOK_TIMEOUT_S, HookCommand, HookEntry, SettingsSour
 _BEHAVIORS: tuple[RuleBehavior, ...] = ("allow", "deny", "ask")
 _TOP_KEYS = frozenset(
     {"permissions", "hooks", "model", "mcpServers", "sandbox", "readClaudeSettings"}
+    | {"alwaysThinkingEnabled"}
     | {"disabledMcpjsonServers", "enabledMcpjsonServers"}
 )
 _PERMISSION_KEYS = frozenset(
@@ -77,6 +78,8 @@ class Layer:
     default_mode: PermissionMode | None = None
     mode_cycle: tuple[PermissionMode, ...] | None = None
     model: str | None = None
+    thinking: bool | None = None
+    """`alwaysThinkingEnabled`: false asks for no thinking."""
     directories: list[Path] = field(default_factory=list)
     hooks: list[HookEntry] = field(default_factory=list)
     mcp_servers: dict[str, McpServerConfig | None] = field(default_factory=dict)
@@ -139,6 +142,14 @@ class FileParser:
                 self.layer.model = model.strip()
             else:
                 self.problem(("model",), f"must be a model name, not {kind_of(model)}")
+        if "alwaysThinkingEnabled" in data:
+            value = data["alwaysThinkingEnabled"]
+            if isinstance(value, bool):
+                self.layer.thinking = value
+            else:
+                self.problem(
+                    ("alwaysThinkingEnabled",), f"must be true or false, not {kind_of(value)}"
+                )
         if "mcpServers" in data:
             self.mcp_servers(data["mcpServers"])
         if "sandbox" in data:

@@ -89,6 +89,9 @@ class Settings:
     """`permissions.modeCycle`: the modes the mode key steps through, if not the usual."""
     model: str | None = None
     """`model`: the model to use unless `--model` says otherwise."""
+    thinking: bool | None = None
+    """`alwaysThinkingEnabled`: false turns thinking off; true or unset asks for it where
+    the model takes it."""
     sandbox_layers: tuple[SandboxLayer, ...] = ()
     """Each file's `sandbox` section, highest source first (merged once trust is known:
     `core.settings.sandbox.merge`)."""

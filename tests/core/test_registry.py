@@ -130,6 +130,7 @@ def test_the_built_in_tools_are_all_there_with_schemas_the_model_can_read(monkey
         "KillShell",
         "NotebookEdit",
         "Read",
+        "Skill",
         "Task",
         "TaskOutput",
         "TodoWrite",

@@ -68,6 +68,7 @@ _KIND_WORDS: dict[DeciderKind, str] = {
     "analysis": "the command check",
     "sandbox": "the sandbox settings",
     "default": "no rule or mode allows it",
+    "skill": "a running skill's allowed-tools",
 }
 
 MAX_DIFF_BYTES = 2 * 1024 * 1024

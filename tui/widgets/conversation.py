@@ -34,6 +34,10 @@ follows the run whose last call it shows. New calls join the run that is the las
 the pane, if it is; anything else below it (text, a notice, a prompt, an opened call) means
 the next call starts a new run.
 
+The model's thinking streams into a `ThinkingView` (thinking.py): one folded line per block,
+opened by the thinking key for every block (later ones follow) or by a click for one. It
+ends the text block above it, as a call does, and a retry withdraws it with the text.
+
 An MCP server that fails to start or crashes is said once as a notice (the servers screen
 has the whole story); the same failure again (a restart that fails as the start did) is not
 said twice.
@@ -59,6 +63,7 @@ from core.agent.events import (
     Interrupted,
     Retrying,
     TextDelta,
+    ThinkingDelta,
     TurnEnded,
     TurnError,
 )
@@ -74,6 +79,7 @@ from tui.calls import CallBook
 from tui.mcp_board import headline, notice_for
 
 from .conversation_items import SubAgentText, ToolLineDetail
+from .thinking import ThinkingView
 from .tool_line import ToolLine
 from .tool_run import ToolRun
 
@@ -177,8 +183,14 @@ class Conversation(VerticalScroll):
         self._text_block: AssistantText | None = None
         """The block deltas go to; None once something else follows it."""
         self._pending_text: list[str] = []
-        self._attempt_text: list[AssistantText] = []
-        """Text blocks of the model's current response, withdrawn if its stream is retried."""
+        self._attempt_text: list[Widget] = []
+        """Text and thinking blocks of the model's current response, withdrawn if its stream
+        is retried."""
+        self._thinking_block: ThinkingView | None = None
+        """The block thinking deltas go to; None once something else follows it."""
+        self._thinking_blocks: list[ThinkingView] = []
+        self.thinking_expanded = False
+        """Thinking blocks are shown open (the thinking key); new ones follow."""
         self._to_mount: list[Widget] = []
         self._streamed_since_message = False
         self._said_of_server: dict[str, tuple[str, str]] = {}
@@ -228,6 +240,9 @@ class Conversation(VerticalScroll):
             if isinstance(event, TextDelta):
                 self._pending_text.append(event.text)
                 self._streamed_since_message = True
+            elif isinstance(event, ThinkingDelta):
+                self._thinking(event.text, redacted=event.redacted)
+                self._streamed_since_message = True
             elif isinstance(event, ToolEvent):
                 self._tool_event(event, book, changed)
             elif isinstance(event, SubAgentEvent):
@@ -235,6 +250,8 @@ class Conversation(VerticalScroll):
             else:
                 self._loop_event(event, changed)
         self._flush_text()
+        if self._thinking_block is not None:
+            self._thinking_block.refresh_text()
         self._mount_new()
         by_run: dict[ToolRun, list[str]] = {}
         for tool_use_id in changed:
@@ -246,6 +263,33 @@ class Conversation(VerticalScroll):
                 detail.show(self._agents.get(tool_use_id))
         for run, ids in by_run.items():
             run.sync(ids)
+
+    # -- thinking --------------------------------------------------------------------------
+
+    def thinking_views(self) -> list[ThinkingView]:
+        return list(self._thinking_blocks)
+
+    def set_thinking_expanded(self, expanded: bool) -> None:
+        """Open (or fold) every thinking block; blocks that arrive later follow."""
+        self.thinking_expanded = expanded
+        for block in self._thinking_blocks:
+            block.set_expanded(expanded)
+
+    def _thinking(self, text: str, *, redacted: bool) -> None:
+        if self._thinking_block is None or self._pending_text or redacted:
+            block = ThinkingView(expanded=self.thinking_expanded, redacted=redacted)
+            self._add(block)
+            self._thinking_block = block
+            self._thinking_blocks.append(block)
+            self._attempt_text.append(block)
+        self._thinking_block.add(text)
+        if redacted:
+            self._end_thinking()
+
+    def _end_thinking(self) -> None:
+        if self._thinking_block is not None:
+            self._thinking_block.finish()
+            self._thinking_block = None
 
     # -- opening a call --------------------------------------------------------------------
 
@@ -344,6 +388,7 @@ class Conversation(VerticalScroll):
         match event:
             case AssistantMessage():
                 self._flush_text()
+                self._end_thinking()
                 if not self._streamed_since_message:
                     self._show_unstreamed(event)
                 self._close_text()
@@ -366,6 +411,7 @@ class Conversation(VerticalScroll):
             case TurnEnded():
                 self._flush_text()
                 self._close_text()
+                self._end_thinking()
             case McpServerChanged():
                 self._server_changed(event)
 
@@ -383,7 +429,10 @@ class Conversation(VerticalScroll):
         """The failed stream's text goes: the retried response says it again."""
         self._pending_text.clear()
         self._text_block = None
+        self._thinking_block = None
         for block in self._attempt_text:
+            if isinstance(block, ThinkingView):
+                self._thinking_blocks.remove(block)
             if block in self._to_mount:
                 self._to_mount.remove(block)
             else:
@@ -392,6 +441,11 @@ class Conversation(VerticalScroll):
 
     def _show_unstreamed(self, event: AssistantMessage) -> None:
         """A message whose text never streamed (a replayed session): show it whole."""
+        for block in event.content:
+            kind = block.get("type")
+            if kind in ("thinking", "redacted_thinking"):
+                self._thinking(str(block.get("thinking", "")), redacted=kind != "thinking")
+                self._end_thinking()
         text = "\n\n".join(
             str(block.get("text", ""))
             for block in event.content
@@ -418,6 +472,7 @@ class Conversation(VerticalScroll):
             from .assistant_text import AssistantText
 
             self._text_block = AssistantText(text)
+            self._end_thinking()  # text below a thought ends it
             self._to_mount.append(self._text_block)
             self._attempt_text.append(self._text_block)
             self._open_run = None
@@ -433,6 +488,7 @@ class Conversation(VerticalScroll):
         """Queue a widget below everything so far; text after it starts a new block."""
         self._flush_text()
         self._close_text()
+        self._end_thinking()
         self._to_mount.append(widget)
         self._open_run = None
 

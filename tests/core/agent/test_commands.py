@@ -227,3 +227,25 @@ def test_a_resumed_session_starts_from_the_last_clear():
     ]
     texts = [m["content"][0]["text"] for m in messages_from(records)]
     assert texts == ["new question", "new answer"]
+
+
+# -- another model for /model or a command's `model:` ---------------------------------------
+
+
+def test_another_model_gets_its_own_budget_and_thinking():
+    from core.agent.model import ModelClient, limits_for
+
+    client = ModelClient(object(), model="claude-opus-5-5")  # type: ignore[arg-type]
+    client.use_model("claude-3-5-haiku")
+    assert (client.max_tokens, client.thinking) == (
+        limits_for("claude-3-5-haiku").max_tokens,
+        "off",
+    )
+    client.use_model("claude-opus-5-5")
+    assert (client.max_tokens, client.thinking) == (128_000, "adaptive")
+
+    off = ModelClient(object(), model="claude-opus-5-5", thinking="off", max_tokens=20_000)  # type: ignore[arg-type]
+    off.use_model("claude-opus-5-5-20990101")
+    assert (off.max_tokens, off.thinking) == (20_000, "off")  # the person's choices stay
+    off.use_model("claude-3-haiku")
+    assert off.max_tokens == limits_for("claude-3-haiku").max_tokens  # within what it allows

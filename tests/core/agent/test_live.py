@@ -156,3 +156,22 @@ async def test_closing_one_session_leaves_another_sessions_shells_running(tmp_pa
         await first.close()
         await second.close()
     assert shell.status != "running"
+
+
+async def test_a_session_offers_the_projects_skills_and_names_a_broken_ones_line(
+    tmp_path: Path,
+):
+    broken = tmp_path / "config" / "skills" / "mine" / "SKILL.md"
+    broken.parent.mkdir(parents=True)
+    broken.write_text("---\nname: mine\ndescription: mine\nallowed-tools: Bash(ls\n---\n")
+    prepared = prepare_session(
+        SessionOptions(cwd=tmp_path, demo=True, scenario="quick", demo_speed=0)
+    )
+    live = await open_session(prepared, sink=EventRecorder(), trusted=False)
+    try:
+        skill = live.context.options.tools.find("Skill") if live.context.options.tools else None
+        assert skill is not None
+        assert "- run-tests: Run the textstats test suite" in skill.prompt(live.context.options)
+        assert any(note.startswith(f"{broken}:4: skill not loaded: ") for note in live.notes)
+    finally:
+        await live.close()

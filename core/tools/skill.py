@@ -1,0 +1,161 @@
+"""Skill: the model loads one of the session's skills, whole, when it needs it.
+
+Seed 001 lists the tool (not read-only, not concurrency-safe, "execute a skill"); what a
+skill is follows the seeds' system: a `SKILL.md` with front matter (core/tools/skill_files.py)
+in `.claude/skills/<name>/`, `~/.claude/skills/<name>/` or proctor's config `skills/`.
+
+- Announced, not loaded: the tool's description lists every skill by name and description,
+  sorted, from the catalog found when the session opened. That text sits in the tools, the
+  cached prefix of every request, so it must not change during the session: a skill added
+  later is not seen until the next session. The body is read only when the model calls
+  Skill, and the result carries it with the skill's base directory (its other files are
+  named relative to it).
+- Its permission follows the seed: not read-only, so the chain and the mode decide like any
+  other call (default mode asks; an allow rule `Skill(name)`, `Skill(prefix:*)` or `Skill`
+  stops the asking; plan mode refuses).
+  The person sees which skill the model wants before its instructions reach the model.
+- `allowed-tools` only narrows. From the call on, until the turn ends, a call that the list
+  does not cover is refused (core/permissions/skill_scope.py); one it covers still goes
+  through the rules and the mode. A skill never grants: a project's skills come from a
+  cloned repository and are text for the model, never code proctor runs, so they are
+  offered whether or not the project is trusted, and nothing in them can allow a call the
+  person would otherwise be asked about. "While it runs" is read as "until this turn ends":
+  a skill has no end of its own that proctor could see, and a turn is the span the person
+  watches; the loop ends every skill's scope when its turn ends (`end_skills`).
+- A sub-agent cannot load skills (its scope would narrow the person's own session, whose
+  state it shares); it does work under the scope of a skill running in the main agent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from pydantic import Field
+
+from ..access.context import SkillScope
+from ..access.targets import NameTarget
+from ..app_state import AppState
+from ..session_services import ServiceKey
+from ..tool import Progress, Tool, ToolContent, ToolContext, ToolInput, ToolOptions, ToolResult
+from .skill_files import SkillCatalog, SkillFileError, SkillInfo, read_skill
+
+SKILLS: ServiceKey[SkillCatalog] = ServiceKey("skills")
+"""The session's skills, found once when it opens (core/agent/skills.py)."""
+
+
+class SkillInput(ToolInput):
+    skill: str = Field(description='The skill\'s name, exactly as listed: "release-notes".')
+    args: str | None = Field(
+        default=None, description="Optional arguments for the skill, as the user gave them."
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class SkillLoaded:
+    skill: SkillInfo
+    args: str | None
+
+
+PROMPT_HEAD = """\
+Load a skill: instructions written for a kind of task, with the files they name. When the \
+user's request matches a skill's description, call this tool with its name before doing the \
+task, then follow what it says. Load a skill once per turn; its instructions stay in the \
+conversation. A skill that lists allowed tools limits you to them until your turn ends.
+
+Available skills:"""
+
+NO_SKILLS = "\n(none in this session)"
+
+
+class Skill(Tool[SkillInput, SkillLoaded]):
+    name = "Skill"
+    subagents = "none"
+    search_hint = "skill load instructions for a task"
+    input_model = SkillInput
+    description = "Loads one of the project's or user's skills (SKILL.md) for the model."
+    headline_field = "skill"
+
+    def prompt(self, options: ToolOptions) -> str:
+        catalog = options.services.get(SKILLS) or SkillCatalog()
+        listed = "".join(f"\n- {s.name}: {s.description}" for s in catalog.announced())
+        return PROMPT_HEAD + (listed or NO_SKILLS)
+
+    def rule_target(self, input: SkillInput, cwd: Path) -> NameTarget:
+        return NameTarget(skill_name(input.skill))
+
+    def summarize_input(self, input: SkillInput) -> str:
+        return f"{input.skill} {input.args}".strip() if input.args else input.skill
+
+    async def call(
+        self, input: SkillInput, context: ToolContext, progress: Progress
+    ) -> ToolResult[SkillLoaded]:
+        if context.agent_id is not None:
+            return ToolResult(
+                "A sub-agent cannot load skills; do the task you were given with your tools.",
+                is_error=True,
+            )
+        catalog = context.options.services.get(SKILLS) or SkillCatalog()
+        found = catalog.find(input.skill)
+        if found is None or not found.model_invocable:
+            names = ", ".join(s.name for s in catalog.announced()) or "none"
+            return ToolResult(
+                f"There is no skill {input.skill!r} in this session. Available skills: {names}.",
+                is_error=True,
+            )
+        try:
+            skill, _ = await asyncio.to_thread(read_skill, found.path, found.source)
+        except SkillFileError as error:
+            return ToolResult(
+                f"The skill {found.name!r} could not be loaded: {error}", is_error=True
+            )
+        if skill.name != found.name:
+            return ToolResult(
+                f"The skill {found.name!r} was renamed to {skill.name!r} in {skill.path} since "
+                "the session began; it is not loaded. Ask the user to start a new session.",
+                is_error=True,
+            )
+        if skill.allowed_tools is not None:
+            scope = SkillScope(skill.name, skill.allowed_tools, skill.path)
+            context.set_app_state(lambda state: _narrowed(state, scope))
+        return ToolResult(SkillLoaded(skill, input.args))
+
+    def render(self, output: SkillLoaded) -> ToolContent:
+        skill = output.skill
+        parts = [
+            f'<skill name="{skill.name}">',
+            f"Base directory for this skill: {skill.base_dir}",
+            "",
+            skill.body,
+        ]
+        if output.args:
+            parts += ["", f"ARGUMENTS: {output.args}"]
+        if skill.allowed_tools is not None:
+            listed = ", ".join(str(rule) for rule in skill.allowed_tools) or "none"
+            parts += [
+                "",
+                f"Until your turn ends, only these tools may run: {listed} (other calls are "
+                "refused; these still need the user's permission as usual).",
+            ]
+        parts.append("</skill>")
+        return "\n".join(parts)
+
+
+def skill_name(asked: str) -> str:
+    """The name the model asked for, as the catalog and rules know it (`/x` is `x`)."""
+    return asked.strip().removeprefix("/")
+
+
+def _narrowed(state: AppState, scope: SkillScope) -> AppState:
+    permissions = state.permission_context
+    scopes = (*permissions.skill_scopes, scope)
+    return state.with_permission_context(replace(permissions, skill_scopes=scopes))
+
+
+def end_skills(state: AppState) -> AppState:
+    """The app state with no skill narrowing what may run (the turn ended)."""
+    permissions = state.permission_context
+    if not permissions.skill_scopes:
+        return state
+    return state.with_permission_context(replace(permissions, skill_scopes=()))
