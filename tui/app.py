@@ -35,7 +35,6 @@ from textual.screen import Screen
 from textual.timer import Timer
 
 from core.access.modes import MODE_LABELS
-from core.agent.commands import model_for
 from core.agent.events import TurnEnded
 from core.events import EngineEvent, McpServerChanged, ModeChanged
 from themes import APP_STYLESHEET
@@ -294,7 +293,7 @@ class ProctorApp(KeyActions):
         self._set_busy(True)
         stop_reason = "error"
         try:
-            stop_reason = (await live.send(prompt, model=model_for(prompt))).stop_reason
+            stop_reason = (await live.send(prompt)).stop_reason
         except Exception as error:  # the loop reports model errors itself; this is a bug
             self.log.error(f"the turn failed: {error!r}")
             self.conversation.add_notice(

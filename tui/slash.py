@@ -52,10 +52,11 @@ def handle_line(app: ProctorApp, text: str) -> str | None:
         return None
     if isinstance(resolved, SendPrompt):
         command = resolved.command
-        if command.allowed_tools:
+        if command.allowed_tools is not None:
+            listed = ", ".join(command.allowed_tools) or "no tools"
             app.conversation.add_notice(
-                f"/{command.name} lists allowed-tools ({', '.join(command.allowed_tools)}); "
-                "proctor still asks for them as your rules and mode say.",
+                f"/{command.name} limits this turn to its allowed-tools ({listed}): other "
+                "calls are refused, and these still ask as your rules and mode say.",
                 "info",
             )
         if command.model:

@@ -14,8 +14,8 @@ matter that never closes, is a problem with the file and line, and that command 
 while the others load. A file that cannot be read is a problem too, never a crash.
 
 Trust: a project's commands come from whatever was cloned. They only become prompts, so the
-model's calls still meet the permission chain; `allowed-tools` is read and shown, never
-turned into rules.
+model's calls still meet the permission chain; `allowed-tools` only narrows the command's
+turn (commands.py), never turned into allow rules.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..access.rules import RuleSyntaxError, parse_rule
 from ..config_dir import user_config_dir
 from ..settings.paths import claude_user_dir
 from .commands import CommandScope, CustomCommand
@@ -173,12 +174,19 @@ def _text(meta: dict[str, FrontValue], key: str) -> str:
     return value
 
 
-def _tools(value: FrontValue | None) -> tuple[str, ...]:
-    """`Bash(git add:*), Read` or a list: a comma inside parentheses does not split."""
+def _tools(value: FrontValue | None) -> tuple[str, ...] | None:
+    """`Bash(git add:*), Read` or a list: a comma inside parentheses does not split. Each
+    must read as a rule: a list that cannot be read would narrow to who knows what."""
     if value is None:
-        return ()
+        return None
     items = value if isinstance(value, list) else _split_top_level(value)
-    return tuple(item.strip() for item in items if item.strip())
+    tools = tuple(item.strip() for item in items if item.strip())
+    for tool in tools:
+        try:
+            parse_rule(tool, "allow")
+        except RuleSyntaxError as error:
+            raise FrontMatterError(None, f"allowed-tools: {error}") from None
+    return tools
 
 
 def _split_top_level(text: str) -> list[str]:

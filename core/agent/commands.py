@@ -6,7 +6,9 @@ most of them act on the screen. A `CustomCommand` is a prompt template read from
 `commands/*.md` file (command_files.py): running one sends its body, arguments filled in,
 to the model like any typed prompt, so everything it leads to still goes through the
 permission chain. Its `allowed-tools` never grants anything (a cloned repository's file must
-not approve its own calls); it is shown to the person, and nothing more.
+not approve its own calls): it only narrows its turn, as a skill's does (the same
+`SkillScope`, core/permissions/skill_scope.py), so a call outside the list is refused and one
+inside it still meets the rules, the mode and the person.
 
 `resolve` turns a typed line into one `Resolved` value, so a front end handles each case
 once: not a command at all (a path such as `/etc/hosts ...` is a prompt), an unknown command
@@ -19,9 +21,13 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
+
+from ..access.context import SkillScope
+from ..access.rules import parse_rule
+from ..app_state import AppState
 
 BuiltinAction = Literal[
     "help",
@@ -60,7 +66,8 @@ class CustomCommand:
     scope: CommandScope
     description: str = ""
     argument_hint: str = ""
-    allowed_tools: tuple[str, ...] = ()
+    allowed_tools: tuple[str, ...] | None = None
+    """None: the file lists none, so the turn is not narrowed; () narrows it to nothing."""
     model: str | None = None
     namespace: str = ""
     """The subfolder it sits in (`frontend` for commands/frontend/build.md), or ""."""
@@ -128,22 +135,36 @@ Resolved = NotACommand | UnknownCommand | RunBuiltin | SendPrompt
 
 
 class CommandPrompt(str):
-    """A custom command's prompt that remembers the model its front matter asked for.
+    """A custom command's prompt that remembers what its front matter asked for: a `model`
+    for its turn, and `narrowing`, its `allowed-tools` as a scope that refuses every call
+    outside them during that turn (and grants nothing).
 
     A `str`, so the app's queue of prompts (and everything that joins or shows them) takes
-    it unchanged; the turn that sends it reads `model`."""
+    it unchanged; `LiveSession.send` reads the rest."""
 
     model: str | None
+    narrowing: SkillScope | None
 
-    def __new__(cls, text: str, model: str | None = None) -> CommandPrompt:
+    def __new__(
+        cls, text: str, model: str | None = None, narrowing: SkillScope | None = None
+    ) -> CommandPrompt:
         prompt = super().__new__(cls, text)
         prompt.model = model
+        prompt.narrowing = narrowing
         return prompt
 
 
-def model_for(prompt: str) -> str | None:
-    """The model a prompt's command asked for, if it came from one that did."""
-    return prompt.model if isinstance(prompt, CommandPrompt) else None
+def narrowing_of(command: CustomCommand) -> SkillScope | None:
+    """The command's `allowed-tools` as a scope for its turn; None when it lists none.
+    The entries were checked when the file was read (command_files.py)."""
+    if command.allowed_tools is None:
+        return None
+    source = f"command /{command.name}"
+    rules = tuple(
+        parse_rule(entry, "allow", source=source, path=command.path)
+        for entry in command.allowed_tools
+    )
+    return SkillScope(f"/{command.name}", rules, command.path)
 
 
 @dataclass(slots=True)
@@ -196,6 +217,13 @@ class CommandRegistry:
         ]
 
 
+def narrowed(state: AppState, scope: SkillScope) -> AppState:
+    """`state` with `scope` narrowing what may run until the turn ends."""
+    permissions = state.permission_context
+    scopes = (*permissions.skill_scopes, scope)
+    return state.with_permission_context(replace(permissions, skill_scopes=scopes))
+
+
 def split_invocation(text: str) -> tuple[str, str] | None:
     """(`name`, `arguments`) when `text` is `/name args`; None when it is not a command."""
     stripped = text.strip()
@@ -217,9 +245,8 @@ def resolve(text: str, registry: CommandRegistry) -> Resolved:
         return UnknownCommand(name)
     if isinstance(command, BuiltinCommand):
         return RunBuiltin(command, arguments)
-    return SendPrompt(
-        command, arguments, CommandPrompt(expand(command.body, arguments), command.model)
-    )
+    prompt = CommandPrompt(expand(command.body, arguments), command.model, narrowing_of(command))
+    return SendPrompt(command, arguments, prompt)
 
 
 _PLACEHOLDER = re.compile(r"\$(ARGUMENTS|[1-9][0-9]*)")

@@ -39,7 +39,6 @@ from ..events import (
     failure_words,
 )
 from ..settings.read import SettingsFileError
-from .commands import model_for
 from .events import ThinkingDelta, UsageUpdated
 from .lifespan import start_up_done
 from .live import LiveSession, end_workspace, open_session, prepare_session
@@ -298,7 +297,7 @@ async def run_headless(options: HeadlessOptions, out: TextIO = sys.stdout) -> in
     start_up_done()
     started = time.monotonic()
     try:
-        ended: TurnEnded = await live.send(prompt, model=model_for(prompt))
+        ended: TurnEnded = await live.send(prompt)
     finally:
         await live.close("finished")
         said = end_workspace(prepared)

@@ -46,6 +46,7 @@ from ..tools.task import SUBAGENTS
 from ..tools.todo_write import Todo
 from ..trust import is_trusted
 from . import demo_workspace
+from .commands import CommandPrompt, narrowed
 from .demo_workspace import ScratchWorkspace, demo_place, discard, sample_dir
 from .git_facts import GitFacts, read_git_facts
 from .instructions import Instructions, InstructionSet, load_instructions
@@ -217,16 +218,23 @@ class LiveSession:
     def mode(self) -> PermissionMode:
         return self.store.get().permission_context.mode
 
-    async def send(self, prompt: str, *, model: str | None = None) -> TurnEnded:
-        """One turn; `model` (a slash command's `model:`) is used for this turn only."""
+    async def send(self, prompt: str) -> TurnEnded:
+        """One turn. A slash command's prompt (`CommandPrompt`) may ask for another model
+        for this turn only, and narrow it to its allowed-tools (the loop ends such scopes
+        when the turn ends)."""
         if not read_meta(self.session).title:
             set_title(self.session, prompt)
         await self.offer_mcp_tools()
-        if not model:
+        if not isinstance(prompt, CommandPrompt):
+            return await self.loop.send(prompt)
+        narrowing = prompt.narrowing
+        if narrowing is not None:
+            self.store.set(lambda state: narrowed(state, narrowing))
+        if not prompt.model:
             return await self.loop.send(prompt)
         client = self.model
         before = (client.model, client.max_tokens, client.thinking)
-        client.use_model(model)
+        client.use_model(prompt.model)
         try:
             return await self.loop.send(prompt)
         finally:

@@ -176,3 +176,27 @@ async def test_a_command_typed_before_the_custom_ones_are_read_goes_back_to_the_
         await pilot.press("enter")
         await until(pilot, lambda: turn_over(app) and len(app.book.turns) == 1)
         assert "Review a.py closely." in user_texts(app)[0]
+
+
+async def test_allowed_tools_narrow_the_commands_turn_and_grant_nothing(project: Path):
+    from app_helpers import bash
+
+    from tui.screens.permission import PermissionScreen
+
+    (project / ".claude" / "commands" / "look.md").write_text(
+        "---\nallowed-tools: Read, Bash(touch:*)\n---\nLook around."
+    )
+    turns = [[bash("mkdir made-by-command")], [text("Refused.")], [bash("touch inside")]]
+    app = make_app(project, [*turns, [text("Asked.")]], prompt=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.live is not None)
+        await pilot.press(*"/look", "enter")
+        await until(pilot, lambda: turn_over(app) and len(app.book.turns) == 1)
+        assert "limits this turn to its allowed-tools (Read, Bash(touch:*))" in notices(app)
+        assert not (project / "made-by-command").exists()  # outside the list: refused
+        results = json.dumps(app.live.loop.messages)
+        assert "allowed-tools" in results and "do not cover this call" in results
+        assert app.live.store.get().permission_context.skill_scopes == ()  # ended with it
+        # Inside the list is no permission either: the next call still asks the person.
+        await pilot.press(*"/look", "enter")
+        await until(pilot, lambda: isinstance(app.screen, PermissionScreen))

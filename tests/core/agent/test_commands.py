@@ -137,6 +137,23 @@ def test_an_empty_value_is_empty_text_not_a_list():
     assert meta == {"description": "", "model": "m"}
 
 
+def test_allowed_tools_become_a_scope_that_narrows_and_none_means_no_scope(tmp_path: Path):
+    write(
+        tmp_path / "project/.claude/commands/a.md", "---\nallowed-tools: Read, Bash(ls:*)\n---\nA"
+    )
+    write(tmp_path / "project/.claude/commands/b.md", "---\nallowed-tools: []\n---\nB")
+    write(tmp_path / "project/.claude/commands/c.md", "C")
+    registry, _ = load(tmp_path)
+    a, b, c = (resolve(f"/{n}", registry) for n in "abc")
+    assert isinstance(a, SendPrompt) and a.prompt.narrowing is not None
+    assert [(r.tool_name, r.content, r.behavior) for r in a.prompt.narrowing.rules] == [
+        ("Read", None, "allow"),
+        ("Bash", "ls:*", "allow"),
+    ]
+    assert isinstance(b, SendPrompt) and b.prompt.narrowing.rules == ()  # nothing may run
+    assert isinstance(c, SendPrompt) and c.prompt.narrowing is None
+
+
 def test_list_forms_of_allowed_tools():
     meta, body = split_front_matter("---\nallowed-tools:\n  - Read\n  - 'Grep'\n---\nbody")
     assert meta["allowed-tools"] == ["Read", "Grep"] and body == "body"
@@ -151,6 +168,7 @@ def test_list_forms_of_allowed_tools():
         ("---\ndescription ok\n---\n", 2, "key: value"),
         ('---\ndescription: "unclosed\n---\n', 2, "does not close"),
         ("---\nallowed-tools: [Read, Grep\n---\n", 2, "does not close"),
+        ("---\nallowed-tools: Read, Bash(git add\n---\n", None, "allowed-tools: "),
         ("---\ndescription: x\nallowed-tools:\n  - Read\nmodel:\n  - a\n---\n", None, "text"),
     ],
 )
