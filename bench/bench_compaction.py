@@ -64,9 +64,7 @@ async def _requests(folder: Path) -> tuple[list[dict[str, Any]], int]:
 
 def _asks_for_summary(body: dict[str, Any]) -> bool:
     last = body["messages"][-1]["content"]
-    return isinstance(last, list) and str(last[-1].get("text", "")).startswith(
-        SUMMARY_PROMPT_START
-    )
+    return isinstance(last, list) and str(last[-1].get("text", "")).startswith(SUMMARY_PROMPT_START)
 
 
 def _prefix(body: dict[str, Any]) -> bytes:

@@ -13,10 +13,13 @@ conversation stays as it was and the person is told why.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import asyncio
+import contextlib
+from collections.abc import Coroutine, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from ..abort import AbortSignal
 from ..events import HookRan
 from ..hooks import NO_EVENT_OUTCOME
 from .compaction import (
@@ -53,6 +56,9 @@ class AgentLoop(Protocol):
     environment: Environment
     extra_prompt: str
     transcript: Transcript | None
+
+
+_T = TypeVar("_T")
 
 
 class Compactor:
@@ -112,21 +118,30 @@ class Compactor:
         )
 
     async def compact(
-        self, loop: AgentLoop, trigger: CompactTrigger, instructions: str = ""
+        self,
+        loop: AgentLoop,
+        trigger: CompactTrigger,
+        instructions: str = "",
+        signal: AbortSignal | None = None,
     ) -> bool:
-        """Replace the conversation by a summary; False (nothing changed) if it failed."""
+        """Replace the conversation by a summary; False (nothing changed) if it failed or
+        `signal` aborted first (Esc)."""
         if not loop.messages:
             loop.services.emit(CompactionFailed(message="There is no conversation to compact."))
             return False
         await self._pre_compact_hooks(loop, trigger, instructions)
         request = summary_request(loop.messages, instructions)
         try:
-            content, _ = await self._summarise(loop, request)
+            content, _ = await _unless_aborted(self._summarise(loop, request), signal)
+        except _Aborted:
+            return self._interrupted(loop)
         except Exception as error:
             if not is_too_long(error):
                 return self._failed(loop, error)
             try:  # the conversation itself is too long to send whole: a shorter copy
-                content, _ = await self._summarise(loop, clipped(request))
+                content, _ = await _unless_aborted(self._summarise(loop, clipped(request)), signal)
+            except _Aborted:
+                return self._interrupted(loop)
             except Exception as again:
                 return self._failed(loop, again)
         summary = summary_text(content)
@@ -206,6 +221,11 @@ class Compactor:
         ]
         return content, usage
 
+    def _interrupted(self, loop: AgentLoop) -> bool:
+        message = "Compaction was interrupted; the conversation is unchanged."
+        loop.services.emit(CompactionFailed(message=message))
+        return False
+
     def _failed(self, loop: AgentLoop, error: BaseException) -> bool:
         from .model import classify_failure
 
@@ -225,3 +245,26 @@ def _prefix(loop: AgentLoop) -> tuple[list[dict[str, Any]], list[dict[str, Any]]
         extra=loop.extra_prompt,
     )
     return system, tool_definitions(loop.context.options)
+
+
+class _Aborted(Exception):
+    """The summary request was abandoned: the person pressed Esc."""
+
+
+async def _unless_aborted(work: Coroutine[Any, Any, _T], signal: AbortSignal | None) -> _T:
+    """`work`'s result, unless `signal` aborts first (then `_Aborted`, the work cancelled)."""
+    task = asyncio.ensure_future(work)
+    if signal is None:
+        return await task
+    waiter = asyncio.ensure_future(signal.wait())
+    try:
+        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        waiter.cancel()
+        if not task.done():
+            task.cancel()
+    if task.cancelled() or not task.done():
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task
+        raise _Aborted
+    return task.result()

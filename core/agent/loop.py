@@ -194,9 +194,9 @@ class AgentLoop:
         turns; False (and a `CompactionFailed` event) when nothing was compacted."""
         if self._abort is not None:
             raise RuntimeError("a turn is running; compact when it has ended")
-        self._abort = AbortController()
+        abort = self._abort = AbortController()
         try:
-            return await self.compactor.compact(self, "manual", instructions)
+            return await self.compactor.compact(self, "manual", instructions, abort.signal)
         finally:
             self._abort = None
 
@@ -275,7 +275,8 @@ class AgentLoop:
 
     async def _request(self, signal: AbortSignal, *, after_refusal: bool = False) -> _Step:
         if not after_refusal and await self.compactor.due(self):
-            await self.compactor.compact(self, "auto")
+            # Esc meanwhile: the request below sees the aborted signal and stops the turn.
+            await self.compactor.compact(self, "auto", signal=signal)
         self.context = self.context.replace(messages=tuple(self.messages))
         messages, _ = enforce_tool_result_budget(
             self.messages, self.replacements, self.services.results
@@ -323,8 +324,10 @@ class AgentLoop:
 
     async def _compact_and_retry(self, signal: AbortSignal) -> _Step:
         """A request refused as too long: compact, then try once more; the prompt stays."""
-        if await self.compactor.compact(self, "auto"):
+        if await self.compactor.compact(self, "auto", signal=signal):
             return await self._request(signal, after_refusal=True)
+        if signal.aborted:
+            return await self._interrupted(None, _Stream())
         self.services.emit(
             TurnError(
                 message="The conversation is too long for the model and could not be "

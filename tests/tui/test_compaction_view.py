@@ -51,7 +51,7 @@ async def test_the_palette_compacts_and_the_screen_marks_it(project: Path) -> No
         await pilot.press("enter")
         await until(
             pilot,
-            lambda: any("conversation compacted by /compact" in n for n in notices(app)),
+            lambda: any("conversation compacted on request" in n for n in notices(app)),
             "the compaction mark",
         )
         assert len(app.live.loop.messages) == 1  # the summary, and nothing else

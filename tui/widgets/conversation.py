@@ -508,7 +508,7 @@ class Conversation(VerticalScroll):
 
 def compaction_mark(event: Compacted) -> str:
     """The line where the conversation was compacted: what the model sees from here on."""
-    how = "by /compact" if event.trigger == "manual" else "automatically"
+    how = "on request" if event.trigger == "manual" else "automatically"
     return (
         f"── conversation compacted {how}: {event.messages_replaced} messages replaced by "
         "a summary (the transcript keeps them) ──"

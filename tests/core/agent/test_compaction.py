@@ -3,6 +3,7 @@ what the conversation keeps, the too-long retry, PreCompact hooks, resuming afte
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 from dataclasses import dataclass, replace
@@ -10,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_helpers import make_services
+from engine_helpers import eventually, make_services
 
 from core.access.context import ToolPermissionContext
 from core.agent.compaction import (
@@ -27,6 +28,7 @@ from core.agent.loop import AgentLoop
 from core.agent.model import ModelClient, RetryPolicy
 from core.agent.scenario import parse_scenario
 from core.agent.transcript import Transcript, transcribing
+from core.agent.transcript_replay import past_events
 from core.agent.transcript_resume import messages_from
 from core.app_state import AppState, AppStateStore
 from core.events import EngineEvent, EventRecorder
@@ -283,6 +285,21 @@ async def test_compact_refuses_while_a_turn_runs_and_with_nothing_to_compact(
         await r.loop.compact()
 
 
+async def test_esc_while_the_summary_is_written_leaves_the_conversation_as_it_was(
+    tmp_path: Path,
+) -> None:
+    r = rig(tmp_path, [text("Hi.")], compactor=Compactor(200_000, 0.9))
+    await r.loop.send("hello")
+    before = [dict(m) for m in r.loop.messages]
+    r.demo.speed = 100  # the summary's first token would take half a minute
+    compacting = asyncio.ensure_future(r.loop.compact())
+    await eventually(lambda: summary_requests(r), "the summary request")
+    r.loop.interrupt()
+    assert await compacting is False
+    assert "interrupted" in r.of(CompactionFailed)[0].message
+    assert r.loop.messages == before and not r.of(Compacted)
+
+
 # -- resume -----------------------------------------------------------------------------------
 
 
@@ -304,6 +321,10 @@ async def test_resume_rebuilds_the_compacted_conversation(tmp_path: Path) -> Non
     assert any("cat -n" in json.dumps(rec) for rec in records if rec["type"] == "message")
     assert [rec["trigger"] for rec in records if rec["type"] == "compaction"] == ["auto"]
     assert messages_from(records) == r.loop.messages
+    # A resumed screen draws the mark again, and the gauge.
+    past = past_events(records).events
+    assert [e.trigger for e in past if isinstance(e, Compacted)] == ["auto"]
+    assert any(isinstance(e, ContextMeasured) and e.window == 10_000 for e in past)
 
 
 # -- the demo ---------------------------------------------------------------------------------
