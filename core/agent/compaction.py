@@ -232,10 +232,13 @@ def compacted_conversation(
     todos: Sequence[Any] = (),
     plan_file: Path | None = None,
     pending_prompt: Sequence[Mapping[str, Any]] | None = None,
+    reminders: Sequence[str] = (),
 ) -> list[dict[str, Any]]:
     """The conversation after compaction: one user message holding the summary and what
     stays (todos, plan file, persisted outputs and files read, by path), then the person's
-    prompt when compaction came before its first request (it is still to be answered)."""
+    prompt when compaction came before its first request (it is still to be answered).
+    `reminders`: subdirectories' instructions the replaced messages carried, given again
+    (they are found once per session, so they would not come back by themselves)."""
     parts = [COMPACTED_HEADER, summary]
     if todos:
         lines = [f"- [{_status(t)}] {_content(t)}" for t in todos]
@@ -252,6 +255,7 @@ def compacted_conversation(
     if read:
         parts.append("Files you read earlier (not repeated here):\n" + "\n".join(read))
     blocks: list[dict[str, Any]] = [{"type": "text", "text": "\n\n".join(parts)}]
+    blocks += [{"type": "text", "text": reminder} for reminder in reminders]
     if pending_prompt:
         blocks += [dict(b) for b in pending_prompt]
     else:

@@ -35,6 +35,7 @@ from .compaction import (
     summary_text,
 )
 from .events import Compacted, CompactionFailed, ContextMeasured, HookNotice, UsageUpdated
+from .instructions import reminder_text
 from .prompt import system_blocks, tool_definitions
 from .transcript_records import compaction_record
 
@@ -159,6 +160,7 @@ class Compactor:
             todos=loop.context.get_app_state().todos,
             plan_file=Path(plan) if plan else None,
             pending_prompt=pending_prompt(loop.messages),
+            reminders=_instruction_reminders(loop),
         )
         loop.messages[:] = messages
         self.compactions += 1
@@ -268,3 +270,13 @@ async def _unless_aborted(work: Coroutine[Any, Any, _T], signal: AbortSignal | N
             await task
         raise _Aborted
     return task.result()
+
+
+def _instruction_reminders(loop: AgentLoop) -> list[str]:
+    """The subdirectories' instruction files found so far, as the reminder that first gave
+    them (instructions.py): compaction must not take them from the model."""
+    instructions = getattr(loop, "instructions", None)
+    if instructions is None:
+        return []
+    found = [f for f in instructions.loaded() if f.found_on_read is not None]
+    return [reminder_text(found)] if found else []

@@ -24,6 +24,7 @@ from core.agent.compactor import Compactor
 from core.agent.demo import DEMO_MODEL, DemoModel, copy_sample_project
 from core.agent.events import Compacted, CompactionFailed, ContextMeasured, TurnError
 from core.agent.headless import HeadlessOptions, run_headless
+from core.agent.instructions import Instructions, InstructionSet
 from core.agent.loop import AgentLoop
 from core.agent.model import ModelClient, RetryPolicy
 from core.agent.scenario import parse_scenario
@@ -210,6 +211,26 @@ def test_a_prompt_not_yet_answered_follows_the_summary() -> None:
     prompt = [text("and now the tests")]
     [message] = compacted_conversation("S", replaced=[], pending_prompt=prompt)
     assert message["content"][-1] == prompt[0]
+
+
+async def test_subdirectories_instructions_survive_compaction(tmp_path: Path) -> None:
+    r = rig(
+        tmp_path,
+        [text("Reading."), {"type": "tool_use", "name": "Read", "input": {"file_path": "P"}}],
+        [text("Read.")],
+        compactor=Compactor(200_000, 0.9),
+    )
+    workspace = r.demo.workspace
+    (workspace / "textstats" / "CLAUDE.md").write_text("Counts stay integers.\n")
+    r.loop.instructions = InstructionSet(workspace, Instructions())
+    # The scripted Read names the file by its real path.
+    r.demo.scenario.turns[0].blocks[1].input["file_path"] = str(  # type: ignore[union-attr]
+        workspace / "textstats" / "counts.py"
+    )
+    await r.loop.send("read it")
+    assert "Counts stay integers." in json.dumps(r.loop.messages)
+    assert await r.loop.compact()
+    assert "Counts stay integers." in json.dumps(r.loop.messages)
 
 
 # -- refused as too long -----------------------------------------------------------------------
