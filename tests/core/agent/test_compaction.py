@@ -375,3 +375,15 @@ async def test_the_long_scenario_compacts_and_carries_on_headless(
     context = [r for r in records if r.get("kind") == "context"]
     assert context[-1]["window"] == 12_000
     assert any(c["tokens"] >= 0.9 * 12_000 for c in context)
+
+
+async def test_headless_text_says_where_it_compacted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("PROCTOR_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("PROCTOR_CONFIG_DIR", str(tmp_path / "config"))
+    options = HeadlessOptions(
+        prompt=None, cwd=tmp_path, output_format="text", demo=True, scenario="long", demo_speed=0
+    )
+    assert await run_headless(options, io.StringIO()) == 0
+    assert "proctor: conversation compacted" in capsys.readouterr().err
