@@ -46,6 +46,8 @@ from ..tools.task import SUBAGENTS
 from ..tools.todo_write import Todo
 from ..trust import is_trusted
 from . import demo_workspace
+from .compaction import context_window, threshold_of
+from .compactor import Compactor
 from .demo_workspace import ScratchWorkspace, demo_place, discard, sample_dir
 from .git_facts import GitFacts, read_git_facts
 from .instructions import Instructions, InstructionSet, load_instructions
@@ -222,6 +224,10 @@ class LiveSession:
             set_title(self.session, prompt)
         await self.offer_mcp_tools()
         return await self.loop.send(prompt)
+
+    async def compact(self, instructions: str = "") -> bool:
+        """`/compact [instructions]`: the conversation replaced by a summary, between turns."""
+        return await self.loop.compact(instructions)
 
     async def offer_mcp_tools(self) -> None:
         """The pool with the MCP servers' tools, once every server has started or failed
@@ -407,6 +413,7 @@ async def open_session(
         messages=prepared.history,
         transcript=transcript,
         max_turns=options.max_turns,
+        compactor=_compactor_for(prepared, model),
     )
     session_services.provide(SUBAGENTS, SessionSubAgents(model, services))
     if todos:
@@ -468,6 +475,13 @@ def _model_for(prepared: PreparedSession) -> ModelClient:
         settings_model=prepared.settings.model,
         thinking="off" if prepared.settings.thinking is False else None,
     )
+
+
+def _compactor_for(prepared: PreparedSession, model: ModelClient) -> Compactor:
+    """The model's window (a demo scenario may make it smaller) and the settings' threshold."""
+    override = prepared.scenario.context_window if prepared.scenario is not None else None
+    window = context_window(model.model, override=override)
+    return Compactor(window, threshold_of(prepared.settings.auto_compact))
 
 
 def _known_mode(mode: str | None) -> PermissionMode | None:
