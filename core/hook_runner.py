@@ -130,13 +130,16 @@ class CommandHookRunner:
         return await self._post("PostToolUseFailure", call, payload)
 
     async def run_event(self, event: HookEvent, payload: Mapping[str, Any]) -> EventHookOutcome:
-        """UserPromptSubmit, SessionStart or Stop; `payload` adds to the common fields.
+        """UserPromptSubmit, SessionStart, Stop or PreCompact; `payload` adds to the common
+        fields.
 
         Matchers are ignored except for SessionStart, where they match `payload["source"]`
-        (startup, resume, clear) when it is given.
+        (startup, resume, clear) when it is given, and PreCompact (`trigger`: manual, auto).
         """
         try:
-            target = payload.get("source") if event == "SessionStart" else None
+            # SessionStart's matchers match its source; PreCompact's, manual or auto.
+            key = {"SessionStart": "source", "PreCompact": "trigger"}.get(event)
+            target = payload.get(key) if key else None
             full = {**self._base_payload(event), **payload}
             runs, notes = await self._run(event, target if isinstance(target, str) else None, full)
             return _combine_event(runs, notes)

@@ -17,7 +17,13 @@ from typing import Any, Literal, Protocol, get_args
 
 HookPermission = Literal["allow", "deny", "ask"]
 HookEvent = Literal[
-    "PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "SessionStart", "Stop"
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "UserPromptSubmit",
+    "SessionStart",
+    "Stop",
+    "PreCompact",
 ]
 HOOK_EVENTS: tuple[HookEvent, ...] = get_args(HookEvent)
 

@@ -37,6 +37,7 @@ def test_the_runner_lists_every_figure_the_issues_name():
         "headless_first_request_ratio",
         "headless_exit_ms",
         "prompt_build_ms",
+        "compaction_keeps_cache",
     ):
         assert figure in listed
 

@@ -307,6 +307,34 @@ class ProctorApp(KeyActions):
             self._hold_queued_prompts()
         self.call_later(self._send_next)
 
+    def compact(self, instructions: str = "") -> None:
+        """Compact the conversation now, between turns (the palette; `/compact`)."""
+        if self.live is None or self._turn_running:
+            self.conversation.add_notice(
+                "Compaction waits for the turn to end: ask again when it has.", "info"
+            )
+            return
+        self._turn_running = True  # nothing else is sent while the summary is written
+        self.run_compaction(instructions)
+
+    @work(group="turn")
+    async def run_compaction(self, instructions: str) -> None:
+        live = self.live
+        assert live is not None
+        self._set_busy(True)
+        self._turn_started = time.monotonic()  # the status bar says "working" meanwhile
+        try:
+            await live.compact(instructions)  # failures arrive as a CompactionFailed event
+        except Exception as error:
+            self.conversation.add_notice(
+                f"Compaction stopped on an internal error: {error}", "error"
+            )
+        finally:
+            self._turn_started = None
+            self._turn_running = False
+            self._set_busy(False)
+        self.call_later(self._send_next)
+
     def _hold_queued_prompts(self) -> None:
         """Esc means stop: prompts queued during the turn go back into the input, unsent,
         rather than starting the agent again at once."""

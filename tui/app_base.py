@@ -36,6 +36,10 @@ class AppBase(App[int]):
     book: CallBook
     """Every call the session has made, as the widgets draw it."""
 
+    def compact(self, instructions: str = "") -> None:
+        """Compact the conversation now (app.py runs it as a worker)."""
+        raise NotImplementedError
+
     async def shutdown(self) -> None:
         """Stop the turn, the shells and the sub-agents; close the transcript."""
         raise NotImplementedError  # ProctorApp's

@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 from core.access.decision import DecidedBy
 from core.access.mcp_names import display_name
+from core.agent.events import Compacted
 from core.events import (
     EngineEvent,
     McpServerChanged,
@@ -165,6 +166,8 @@ class Turn:
     """Top-level calls only, grouped by batch, in the order they were queued."""
     ended_at: float | None = None
     stop_reason: str | None = None
+    compacted: int = 0
+    """How often the conversation was compacted during this turn (the queue marks it)."""
 
     @property
     def finished(self) -> bool:
@@ -183,6 +186,7 @@ class TurnSummary:
     cancelled: int
     duration_s: float
     denied: int = 0
+    compacted: int = 0
 
     def describe(self) -> str:
         parts = [f"{self.calls} call{'s' if self.calls != 1 else ''}"]
@@ -197,6 +201,8 @@ class TurnSummary:
         ]
         if self.cancelled:
             parts.append(f"{self.cancelled} cancelled")
+        if self.compacted:
+            parts.append("compacted" if self.compacted == 1 else f"compacted ×{self.compacted}")
         return " · ".join(parts) + f" · {self.duration_s:.1f} s"
 
 
@@ -244,6 +250,7 @@ class CallBook:
             cancelled=sum(r.state == "cancelled" for r in records),
             duration_s=max(0.0, end - turn.started_at),
             denied=sum(r.state == "denied" for r in records),
+            compacted=turn.compacted,
         )
 
     # -- events --------------------------------------------------------------------------------
@@ -251,6 +258,8 @@ class CallBook:
     def apply(self, event: EngineEvent) -> CallRecord | None:
         """Take one event into account; returns the call it changed, if any."""
         if not isinstance(event, ToolEvent):  # tool events first: there are thousands of them
+            if isinstance(event, Compacted) and self.current_turn is not None:
+                self.current_turn.compacted += 1
             if isinstance(event, McpServerChanged):
                 self.servers.apply(event)
             return None

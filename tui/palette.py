@@ -38,6 +38,12 @@ def palette_commands(app: KeyActions) -> Iterator[SystemCommand]:
     yield SystemCommand(
         "Thinking", "Open or fold the model's thinking (ctrl+r)", app.action_toggle_thinking
     )
+    if app.live is not None:
+        yield SystemCommand(
+            "Compact the conversation",
+            "Replace the conversation so far by the model's summary (frees the context)",
+            app.compact,
+        )
     yield SystemCommand("Todos", "Show or hide the todo list", app.action_toggle_todos)
     yield SystemCommand(
         "MCP servers",

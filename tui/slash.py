@@ -71,7 +71,7 @@ def _run_builtin(app: ProctorApp, run: RunBuiltin) -> None:
     if action in NOT_YET:
         app.conversation.add_notice(not_yet_message(run.command), "warning")
         return
-    needs_session = action in ("clear", "model", "mode", "permissions", "memory")
+    needs_session = action in ("clear", "model", "mode", "permissions", "memory", "compact")
     if needs_session and app.live is None:
         app.conversation.add_notice(
             f"/{run.command.name}: the session has not started yet.", "warning"
@@ -110,7 +110,7 @@ def _model(app: ProctorApp, arguments: str) -> None:
     if any(c.isspace() for c in name):
         app.conversation.add_notice(f"/model takes one model name, not {name!r}.", "warning")
         return
-    app.live.model.use_model(name)
+    app.live.use_model(name)
     app.status_bar.model = name
     app.conversation.add_notice(f"The model is now {name}, from the next request on.", "info")
 
@@ -236,6 +236,10 @@ def _memory(app: ProctorApp, arguments: str) -> None:
     app.conversation.add_notice("\n".join(lines), "info")
 
 
+def _compact(app: ProctorApp, arguments: str) -> None:
+    app.compact(arguments)  # the engine's, as the palette entry runs it (app.py)
+
+
 def _mcp(app: ProctorApp, arguments: str) -> None:
     app.action_mcp_servers()
 
@@ -263,6 +267,7 @@ _HANDLERS: dict[BuiltinAction, Callable[[ProctorApp, str], None]] = {
     "todos": _todos,
     "cost": _cost,
     "memory": _memory,
+    "compact": _compact,
     "mcp": _mcp,
     "sessions": _sessions,
     "resume": _resume,

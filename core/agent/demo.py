@@ -18,6 +18,10 @@ choices from the start also finds a path that ended (`end`). A conversation past
 its script, or of its path, gets a short reply saying this is the demo. Sub-agents (Task
 calls with `agent_turns`) are told apart by their prompt, each with its own turn count.
 
+A compaction's summary request is answered with the scenario's `summary`, marked with the
+number of turns played so far, which the conversation after compaction carries: the count
+goes on from there (scenario.py).
+
 Faults (scenario.py) are served for the first `times` requests of their turn, so a loop that
 retries gets through, as it would with a flaky API. Each request served is recorded in
 `served` for tests.
@@ -40,7 +44,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import httpx2
 
-from .demo_reading import plan_file_from, role, text_of, turn_to_play
+from .demo_reading import (
+    is_summary_request,
+    plan_file_from,
+    role,
+    summary_mark,
+    text_of,
+    turn_to_play,
+    turns_before_summary,
+)
 from .demo_thinking import (
     asks_for_thinking,
     redacted_data,
@@ -90,7 +102,14 @@ FIRST_TOKEN_DELAY = 0.35
 CHUNK_DELAY = (0.03, 0.06)
 OVERLOADED_RETRY_AFTER = 1.0
 
-Outcome = Literal["played", "overloaded", "error_event", "drop", "max_tokens", "past_end"]
+Outcome = Literal[
+    "played", "overloaded", "error_event", "drop", "max_tokens", "past_end", "summary"
+]
+
+DEMO_SUMMARY = (
+    "Summary (offline demo): the user asked for the scenario's task; the work so far is in "
+    "the transcript, and the script carries on from here."
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +200,11 @@ class DemoModel:
             return httpx2.Response(
                 200, json={"input_tokens": input_tokens}, headers={"request-id": request_id}
             )
+        window = self.scenario.context_window
+        if window is not None and input_tokens > window:
+            # The API's own refusal, so the loop's compaction of a refused request is real.
+            message = f"prompt is too long: {input_tokens} tokens > {window} maximum"
+            return _error(400, "invalid_request_error", message, request_id)
         if body.get("stream") is not True:
             return _error(
                 400,
@@ -193,13 +217,18 @@ class DemoModel:
         if problem is not None:  # as the API: thinking must come back exactly as it was sent
             return _error(400, "invalid_request_error", problem, request_id)
         script = self._script_for(messages)
-        turn_index = sum(1 for message in messages if role(message) == "assistant")
+        earlier = turns_before_summary(messages)
+        turn_index = earlier + sum(1 for message in messages if role(message) == "assistant")
         model = str(body.get("model") or DEMO_MODEL)
-        chosen = turn_to_play(script.turns, messages, turn_index)
-        if chosen is None:
+        chosen = turn_to_play(script.turns, messages, turn_index, earlier=earlier)
+        fault: Fault | None = None
+        if is_summary_request(messages):
+            self.served.append(Served(script.key, turn_index, "summary"))
+            text = f"{self.scenario.summary or DEMO_SUMMARY}\n\n" + summary_mark(turn_index)
+            turn = Turn(blocks=[TextBlock(type="text", text=text)])
+        elif chosen is None:
             self.served.append(Served(script.key, turn_index, "past_end"))
             turn = Turn(blocks=[TextBlock(type="text", text=END_OF_SCRIPT_REPLY)])
-            fault: Fault | None = None
         else:
             turn, chose = chosen
             fault = self._take_fault((script.key, turn_index, chose), turn.fault)

@@ -4,7 +4,8 @@ The demo model keeps no cursor (demo.py says why): everything it needs is in the
 conversation a request carries. Which turn to play is the count of assistant messages; which
 alternative of a choice, what happened to the previous message's calls, read from the
 tool_results sent back after it (`core/access/call_outcome.py`); whether the path already
-ended, the same reading replayed from the start.
+ended, the same reading replayed from the start. After a compaction, the count goes on from
+the number the demo's own summary carries.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..access.call_outcome import call_outcome
+from .compaction import SUMMARY_PROMPT_START
 from .scenario import Choice, Turn, TurnOutcome
 
 
@@ -65,7 +67,7 @@ def plan_file_from(messages: list[Any]) -> Path | None:
 
 
 def turn_to_play(
-    steps: list[Turn | Choice], messages: list[Any], turn_index: int
+    steps: list[Turn | Choice], messages: list[Any], turn_index: int, *, earlier: int = 0
 ) -> tuple[Turn, TurnOutcome | None] | None:
     """The turn that answers a conversation holding `turn_index` assistant messages, and the
     alternative chosen for it; None past the end of the script or of a path that ended.
@@ -75,8 +77,13 @@ def turn_to_play(
     assistants = [i for i, message in enumerate(messages) if role(message) == "assistant"]
     for index, step in enumerate(steps[: turn_index + 1]):
         chose: TurnOutcome | None = None
-        if isinstance(step, Choice):
-            chose = outcome_of(messages, assistants[index - 1])
+        if isinstance(step, Choice) and index - 1 < earlier:
+            # Its calls were compacted away: a path through them can no longer be read,
+            # and a scenario that compacts keeps its choices after the summary.
+            chose = "all_ran"
+            turn = step.turn_for(chose)
+        elif isinstance(step, Choice):
+            chose = outcome_of(messages, assistants[index - 1 - earlier])
             turn = step.turn_for(chose)
         else:
             turn = step
@@ -108,3 +115,30 @@ def outcome_of(messages: list[Any], at: int) -> TurnOutcome:
     if "denied" in seen:
         return "denied"
     return "failed" if "failed" in seen else "all_ran"
+
+
+_SUMMARY_MARK = re.compile(r"\[demo: (\d+) turns before this summary\]")
+
+
+def summary_mark(turns: int) -> str:
+    """What the demo's summary ends with: how many turns the script had played."""
+    return f"[demo: {turns} turns before this summary]"
+
+
+def turns_before_summary(messages: list[Any]) -> int:
+    """Turns played before the summary a compacted conversation opens with (else 0)."""
+    if not messages or role(messages[0]) != "user":
+        return 0
+    found = _SUMMARY_MARK.search(text_of(messages[0]))
+    return int(found.group(1)) if found else 0
+
+
+def is_summary_request(messages: list[Any]) -> bool:
+    """Whether the request asks for compaction's summary (its last user text is the ask)."""
+    last = messages[-1] if messages else None
+    if role(last) != "user":
+        return False
+    content = last.get("content") if isinstance(last, dict) else None
+    blocks = content if isinstance(content, list) else []
+    texts = [b.get("text", "") for b in blocks if isinstance(b, dict) and b.get("type") == "text"]
+    return bool(texts) and str(texts[-1]).startswith(SUMMARY_PROMPT_START)

@@ -116,3 +116,34 @@ class UsageUpdated(EngineEvent):
     usage: dict[str, int]
     """The API's counts (`input_tokens`, `output_tokens`, `cache_creation_input_tokens`,
     `cache_read_input_tokens`); input excludes the cache reads and writes, as the API says."""
+
+
+@dataclass(slots=True, kw_only=True)
+class ContextMeasured(EngineEvent):
+    """How full the model's context window is, after a response or a compaction."""
+
+    kind: ClassVar[str] = "context"
+    tokens: int
+    window: int
+    threshold: float | None = None
+    """The fraction past which the loop compacts by itself; None: it does not."""
+
+
+@dataclass(slots=True, kw_only=True)
+class Compacted(EngineEvent):
+    """The conversation was replaced by a summary: the place a front end marks."""
+
+    kind: ClassVar[str] = "compacted"
+    trigger: str
+    """"auto" (the threshold, or a request refused as too long) or "manual" (/compact)."""
+    tokens_before: int
+    messages_replaced: int
+    summary: str
+
+
+@dataclass(slots=True, kw_only=True)
+class CompactionFailed(EngineEvent):
+    """Compaction did not happen; the conversation is unchanged. `message` says why."""
+
+    kind: ClassVar[str] = "compaction_failed"
+    message: str

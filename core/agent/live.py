@@ -47,6 +47,8 @@ from ..tools.todo_write import Todo
 from ..trust import is_trusted
 from . import demo_workspace
 from .commands import CommandPrompt, narrowed
+from .compaction import context_window, threshold_of
+from .compactor import Compactor
 from .demo_workspace import ScratchWorkspace, demo_place, discard, sample_dir
 from .git_facts import GitFacts, read_git_facts
 from .instructions import Instructions, InstructionSet, load_instructions
@@ -240,6 +242,15 @@ class LiveSession:
         finally:
             client.model, client.max_tokens, client.thinking = before
 
+    async def compact(self, instructions: str = "") -> bool:
+        """`/compact [instructions]`: the conversation replaced by a summary, between turns."""
+        return await self.loop.compact(instructions)
+
+    def use_model(self, model: str) -> None:
+        """`/model NAME`: from the next request on, with its budget, thinking and window."""
+        self.model.use_model(model)
+        self.loop.compactor.window = context_window(model)
+
     async def offer_mcp_tools(self) -> None:
         """The pool with the MCP servers' tools, once every server has started or failed
         (each within its timeout; they started when the session opened)."""
@@ -260,6 +271,7 @@ class LiveSession:
             raise RuntimeError("a turn is running; interrupt it or wait")
         self.loop.messages.clear()
         self.loop.replacements = ContentReplacementState()
+        self.loop.compactor.restart(self.loop)
         self.transcript.append(clear_record())
         self.transcript.sync()
 
@@ -435,6 +447,7 @@ async def open_session(
         messages=prepared.history,
         transcript=transcript,
         max_turns=options.max_turns,
+        compactor=_compactor_for(prepared, model),
     )
     session_services.provide(SUBAGENTS, SessionSubAgents(model, services))
     if todos:
@@ -496,6 +509,13 @@ def _model_for(prepared: PreparedSession) -> ModelClient:
         settings_model=prepared.settings.model,
         thinking="off" if prepared.settings.thinking is False else None,
     )
+
+
+def _compactor_for(prepared: PreparedSession, model: ModelClient) -> Compactor:
+    """The model's window (a demo scenario may make it smaller) and the settings' threshold."""
+    override = prepared.scenario.context_window if prepared.scenario is not None else None
+    window = context_window(model.model, override=override)
+    return Compactor(window, threshold_of(prepared.settings.auto_compact))
 
 
 def _known_mode(mode: str | None) -> PermissionMode | None:

@@ -60,6 +60,8 @@ from ..hooks import NO_EVENT_OUTCOME, EventHookOutcome, HookEvent
 from ..results import ContentReplacementState, enforce_tool_result_budget
 from ..tool import ToolContext, ToolPool, ToolResultBlock
 from ..tools.skill import end_skills
+from .compaction import context_window, is_too_long, threshold_of
+from .compactor import Compactor
 from .events import (
     AssistantMessage,
     HookNotice,
@@ -145,6 +147,7 @@ class AgentLoop:
         extra_prompt: str = "",
         sleep: RetrySleep | None = None,
         instructions: InstructionSet | None = None,
+        compactor: Compactor | None = None,
     ) -> None:
         self.model = model
         self.messages: list[dict[str, Any]] = [dict(m) for m in messages]
@@ -167,6 +170,7 @@ class AgentLoop:
         self._abort: AbortController | None = None
         self._usage: dict[str, int] = {}
         self._request_serial = 0
+        self.compactor = compactor or Compactor(context_window(model.model), threshold_of(None))
 
     # -- the front end's side --------------------------------------------------------------
 
@@ -184,6 +188,17 @@ class AgentLoop:
         self.context = self.context.replace(
             options=dataclasses.replace(self.context.options, tools=pool)
         )
+
+    async def compact(self, instructions: str = "") -> bool:
+        """`/compact [instructions]`: replace the conversation by a summary now, between
+        turns; False (and a `CompactionFailed` event) when nothing was compacted."""
+        if self._abort is not None:
+            raise RuntimeError("a turn is running; compact when it has ended")
+        abort = self._abort = AbortController()
+        try:
+            return await self.compactor.compact(self, "manual", instructions, abort.signal)
+        finally:
+            self._abort = None
 
     async def send(self, prompt: str) -> TurnEnded:
         """Run the agent on `prompt` until it stops; returns (and emits) why it stopped."""
@@ -258,7 +273,10 @@ class AgentLoop:
 
     # -- one request, retried ----------------------------------------------------------------
 
-    async def _request(self, signal: AbortSignal) -> _Step:
+    async def _request(self, signal: AbortSignal, *, after_refusal: bool = False) -> _Step:
+        if not after_refusal and await self.compactor.due(self):
+            # Esc meanwhile: the request below sees the aborted signal and stops the turn.
+            await self.compactor.compact(self, "auto", signal=signal)
         self.context = self.context.replace(messages=tuple(self.messages))
         messages, _ = enforce_tool_result_budget(
             self.messages, self.replacements, self.services.results
@@ -283,6 +301,8 @@ class AgentLoop:
                 self.requests += 1
                 return await self._finish(executor, state, signal)
             executor.discard()
+            if is_too_long(error) and not after_refusal:
+                return await self._compact_and_retry(signal)
             failure = classify_failure(error)
             if failure.action == "stop" or attempt >= self.retry.max_attempts:
                 gave_up = "" if failure.action == "stop" else f" (gave up after {attempt} tries)"
@@ -301,6 +321,20 @@ class AgentLoop:
             )
             if await self._sleep(delay, signal):
                 return await self._interrupted(None, _Stream())
+
+    async def _compact_and_retry(self, signal: AbortSignal) -> _Step:
+        """A request refused as too long: compact, then try once more; the prompt stays."""
+        if await self.compactor.compact(self, "auto", signal=signal):
+            return await self._request(signal, after_refusal=True)
+        if signal.aborted:
+            return await self._interrupted(None, _Stream())
+        self.services.emit(
+            TurnError(
+                message="The conversation is too long for the model and could not be "
+                "compacted; your prompt is kept. Try /compact, or start a new session."
+            )
+        )
+        return _Step("error")
 
     async def _stream(
         self,
@@ -419,6 +453,7 @@ class AgentLoop:
         notes += self._instruction_reminders(content, outcomes)
         if content:
             self._append_assistant(content, final)
+        self.compactor.measure(self, final.usage.model_dump() if final.usage else {})
         user: list[dict[str, Any]] = [dict(r) for r in results]
         user += [{"type": "text", "text": text} for text in notes]
         if signal.aborted:

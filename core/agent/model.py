@@ -244,6 +244,23 @@ class ModelClient:
             **extra,
         )
 
+    async def count_tokens(
+        self,
+        *,
+        system: Sequence[Mapping[str, Any]],
+        messages: Sequence[Mapping[str, Any]],
+        tools: Sequence[Mapping[str, Any]],
+    ) -> int:
+        """The API's count of a request's input tokens (the SDK's token counting)."""
+        extra: dict[str, Any] = {"tools": list(tools)} if tools else {}
+        counted = await self.client.messages.count_tokens(
+            model=self.model,
+            system=list(system),  # type: ignore[arg-type]
+            messages=list(messages),  # type: ignore[arg-type]
+            **extra,
+        )
+        return int(counted.input_tokens)
+
 
 def classify_failure(error: BaseException, *, now: Callable[[], float] = time.time) -> Failure:
     """Whether a request that raised `error` is worth another attempt.

@@ -36,6 +36,13 @@ demo's end-of-script reply, not the next turn. That is how a path that went diff
 stops truthfully instead of carrying on with a story that no longer holds. It takes no
 calls (the loop would only ask again at once).
 
+Two keys serve compaction (`--scenario long`): `context_window`, the demo model's window in
+tokens, small so that the scenario fills it; and `summary`, the demo model's answer to a
+summary request (compaction.py's prompt), which it recognises in the request. After a
+compaction the conversation holds fewer assistant messages, so the summary carries the
+number of turns played before it (`[demo: N turns before this summary]`), and the demo
+model counts from there.
+
 The models are strict (`extra="forbid"`): a misspelt key in a hand-written scenario should
 be an error naming the field, not a silently ignored pacing or fault.
 """
@@ -257,6 +264,10 @@ class Scenario(_Strict):
     workspace: Literal["sample", "cwd"] = "sample"
     """"sample": a scratch copy of the shipped sample project; "cwd": the current directory."""
     turns: list[Step] = Field(min_length=1)
+    context_window: int | None = Field(default=None, ge=1000)
+    """The demo model's context window in tokens, when the scenario wants it smaller."""
+    summary: str | None = Field(default=None, min_length=1)
+    """What the demo model answers a compaction's summary request with."""
 
     @model_validator(mode="after")
     def _choices_fit(self) -> Scenario:

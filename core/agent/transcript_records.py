@@ -73,6 +73,29 @@ def message_record(
     return record
 
 
+def compaction_record(
+    trigger: str,
+    *,
+    messages: Sequence[Mapping[str, Any]],
+    summary_request: Any,
+    summary: Sequence[Mapping[str, Any]],
+    tokens_before: int,
+    instructions: str = "",
+) -> dict[str, Any]:
+    """The conversation was compacted: `messages` replace every message before this record
+    (which the transcript keeps); the summary request and answer are kept beside them."""
+    return {
+        "type": "compaction",
+        "at": time.time(),
+        "trigger": trigger,
+        "tokens_before": tokens_before,
+        "instructions": instructions,
+        "summary_request": jsonable(summary_request),
+        "summary": jsonable(summary),
+        "messages": jsonable(messages),
+    }
+
+
 def event_record(event: EngineEvent) -> dict[str, Any]:
     """An engine event as plain JSON: for the transcript and for `stream-json` output.
 

@@ -18,7 +18,8 @@ Why it is shaped this way:
   message, and each text block is put back before the first call that followed it.
 - The past is drawn, not relived: permission questions and answers, progress, retries,
   MCP server states and hook decisions are left out (the calls' outcomes say what came of
-  them); usage updates are kept, so the status bar's tokens and cost continue the session's.
+  them); usage updates are kept, so the status bar's tokens and cost continue the session's,
+  and so are compaction marks and the context gauge.
 - Only the last `PAST_TURNS_SHOWN` turns are drawn (a widget per message; a long session
   would take seconds to draw). Usage from the turns not drawn still counts.
 """
@@ -49,6 +50,8 @@ from ..events import (
 )
 from .events import (
     AssistantMessage,
+    Compacted,
+    ContextMeasured,
     HookNotice,
     Interrupted,
     TextDelta,
@@ -358,7 +361,27 @@ def _engine_event(record: Mapping[str, Any], at: float) -> EngineEvent | None:
             return HookNotice(at=at, text=_text(record.get("text")))
         case "subagent":
             return _sub_agent(record, at)
+        case "compacted":  # the mark where the conversation was compacted, drawn again
+            return Compacted(
+                at=at,
+                trigger=_text(record.get("trigger")),
+                tokens_before=_count(record.get("tokens_before")),
+                messages_replaced=_count(record.get("messages_replaced")),
+                summary=_text(record.get("summary")),
+            )
+        case "context" if _count(record.get("window")) > 0:
+            threshold = record.get("threshold")
+            return ContextMeasured(
+                at=at,
+                tokens=_count(record.get("tokens")),
+                window=_count(record.get("window")),
+                threshold=float(threshold) if isinstance(threshold, int | float) else None,
+            )
     return None
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _sub_agent(record: Mapping[str, Any], at: float) -> EngineEvent | None:

@@ -24,12 +24,20 @@ def messages_from(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     such call gets an error result saying the session ended first; results answering no
     call are dropped; consecutive messages of one role are merged. Valid conversations come
     out unchanged (same strings, same blocks), so a resumed session repeats its history byte
-    for byte and keeps the prompt cache.
+    for byte and keeps the prompt cache. A compaction record replaces everything before it
+    with the conversation it holds (the summary), as the session itself did.
     """
     merged: list[dict[str, Any]] = []
     for record in records:
         if record.get("type") == "clear":  # /clear: the conversation starts again here
-            merged.clear()
+            merged = []
+            continue
+        if record.get("type") == "compaction" and isinstance(record.get("messages"), list):
+            # What came before was replaced by the summary: start again from it.
+            merged = []
+            for kept in record["messages"]:
+                if isinstance(kept, Mapping) and kept.get("role") in ("user", "assistant"):
+                    _append_merged(merged, {"role": kept["role"], "content": kept["content"]})
             continue
         if record.get("type") != "message" or record.get("role") not in ("user", "assistant"):
             continue

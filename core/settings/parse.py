@@ -29,6 +29,7 @@ from ..access.modes import parse_cycle
 from ..access.rules import RuleSyntaxError, parse_rule, rule_problem
 from ..hooks import HOOK_EVENTS, HookEvent
 from . import foreign
+from .compact_setting import MAX_THRESHOLD_PERCENT, MIN_THRESHOLD_PERCENT
 from .mcp_servers import McpServerConfig, read_servers
 from .problems import JsonPath, SettingsProblem, dotted, kind_of, line_column, locate
 from .sandbox import FILESYSTEM_KEYS, LIST_KEYS, SCALAR_KEYS, UNSUPPORTED_KEYS, stricter
@@ -37,7 +38,7 @@ from .values import DEFAULT_HOOK_TIMEOUT_S, HookCommand, HookEntry, SettingsSour
 _BEHAVIORS: tuple[RuleBehavior, ...] = ("allow", "deny", "ask")
 _TOP_KEYS = frozenset(
     {"permissions", "hooks", "model", "mcpServers", "sandbox", "readClaudeSettings"}
-    | {"alwaysThinkingEnabled"}
+    | {"alwaysThinkingEnabled", "autoCompact"}
     | {"disabledMcpjsonServers", "enabledMcpjsonServers"}
 )
 _PERMISSION_KEYS = frozenset(
@@ -85,6 +86,8 @@ class Layer:
     mcp_servers: dict[str, McpServerConfig | None] = field(default_factory=dict)
     """By name; None for a server reported and not started (it still claims its name)."""
     read_claude: bool | None = None
+    auto_compact: bool | int | None = None
+    """`autoCompact`: on, off, or the percentage of the context window to compact at."""
     sandbox: dict[str, Any] = field(default_factory=dict)
     bypass_disabled: bool = False
     """`permissions.disableBypassPermissionsMode: "disable"`."""
@@ -162,6 +165,8 @@ class FileParser:
                 self.problem(
                     ("readClaudeSettings",), f"must be true or false, not {kind_of(value)}"
                 )
+        if "autoCompact" in data:
+            self.auto_compact(data["autoCompact"])
         if "disabledMcpjsonServers" in data:
             at: JsonPath = ("disabledMcpjsonServers",)
             names = self.strings(at, data["disabledMcpjsonServers"], "server names")
@@ -171,6 +176,17 @@ class FileParser:
             names = self.strings(at, data["enabledMcpjsonServers"], "server names")
             self.layer.enabled_mcp_json = [name for _, name in names]
         self.foreign_keys((), data, _TOP_KEYS | foreign.SILENT_KEYS, foreign.UNSUPPORTED_KEYS)
+
+    def auto_compact(self, value: Any) -> None:
+        low, high = MIN_THRESHOLD_PERCENT, MAX_THRESHOLD_PERCENT
+        if isinstance(value, bool) or (isinstance(value, int) and low <= value <= high):
+            self.layer.auto_compact = value
+        else:
+            self.problem(
+                ("autoCompact",),
+                f"must be true, false or a percentage of the context window from {low} to "
+                f"{high}, not {value!r}; compaction stays at its default",
+            )
 
     def foreign_keys(
         self, at: JsonPath, section: dict[str, Any], known: Collection[str], why: Mapping[str, str]

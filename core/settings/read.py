@@ -15,7 +15,7 @@ settings, `~/.claude/settings.json` or in `CLAUDE_CONFIG_DIR` ("claude-user").
   start (the run would otherwise go ahead without the rules the user meant it to have). An
   empty (whitespace-only) file counts as `{}`: editors and `touch` create them.
 - Scalars (`defaultMode`, `modeCycle`, `readClaudeSettings`, `model`,
-  `alwaysThinkingEnabled`) come from the highest
+  `alwaysThinkingEnabled`, `autoCompact`) come from the highest
   source that sets them; `mcpServers` merge by name, the higher source winning a name (even
   with an entry too broken to start: the server is then not started at all); rules, hooks and
   directories from every source are kept, in order (a directory once). What only takes
@@ -242,6 +242,9 @@ def _merge(layers: list[Layer], problems: list[SettingsProblem]) -> Settings:
         mode_cycle=next((lay.mode_cycle for lay in layers if lay.mode_cycle), None),
         model=next((lay.model for lay in layers if lay.model), None),
         thinking=next((lay.thinking for lay in layers if lay.thinking is not None), None),
+        auto_compact=next(
+            (lay.auto_compact for lay in layers if lay.auto_compact is not None), None
+        ),
         sandbox_layers=tuple(
             SandboxLayer(layer.source, MappingProxyType(layer.sandbox))
             for layer in layers

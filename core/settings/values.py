@@ -92,6 +92,9 @@ class Settings:
     thinking: bool | None = None
     """`alwaysThinkingEnabled`: false turns thinking off; true or unset asks for it where
     the model takes it."""
+    auto_compact: bool | int | None = None
+    """`autoCompact`: true/false, or the percentage of the window to compact at (None: unset,
+    which is on at the default)."""
     sandbox_layers: tuple[SandboxLayer, ...] = ()
     """Each file's `sandbox` section, highest source first (merged once trust is known:
     `core.settings.sandbox.merge`)."""

@@ -479,6 +479,25 @@ def test_the_model_comes_from_the_highest_source_and_a_bad_one_is_reported(tmp_p
     assert settings.model == "claude-user" and "model" in str(settings.problems[0])
 
 
+def test_auto_compact_is_on_off_or_a_percentage_and_a_bad_one_is_reported(tmp_path, monkeypatch):
+    monkeypatch.setenv("PROCTOR_CONFIG_DIR", str(tmp_path / "config"))
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "settings.json").write_text('{"autoCompact": false}')
+    project = tmp_path / "p"
+    (project / ".proctor").mkdir(parents=True)
+    assert load_settings(project).auto_compact is False
+    (project / ".proctor" / "settings.json").write_text('{"autoCompact": 80}')
+    settings = load_settings(project)
+    assert settings.auto_compact == 80 and not settings.problems
+    for bad in ('"yes"', "120", "0.9"):
+        (project / ".proctor" / "settings.json").write_text(f'{{"autoCompact": {bad}}}')
+        settings = load_settings(project)
+        # The bad value is reported and the next source's (the user's) stands.
+        assert settings.auto_compact is False, bad
+        [problem] = settings.problems
+        assert "autoCompact" in str(problem) and "50 to 99" in str(problem)
+
+
 def test_rules_that_cannot_mean_what_they_say_are_reported(project: Path, home: Path) -> None:
     path = write(
         project / ".proctor/settings.json",

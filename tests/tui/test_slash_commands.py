@@ -75,19 +75,25 @@ async def test_an_unknown_command_is_said_and_never_sent(project: Path):
         await until(pilot, lambda: turn_over(app) and len(app.book.turns) == 1)
 
 
-async def test_clear_starts_the_conversation_afresh_and_compact_says_not_yet(project: Path):
+async def test_clear_starts_the_conversation_afresh(project: Path):
     app = make_app(project, [[text("First.")], [text("Second.")]], prompt="hello")
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: turn_over(app) and len(app.book.turns) == 1)
         assert len(app.live.loop.messages) == 2
         await pilot.press(*"/clear", "enter")
         await until(pilot, lambda: "conversation cleared" in notices(app))
-        assert app.live.loop.messages == []
+        assert app.live.loop.messages == [] and app.live.loop.compactor.tokens == 0
         records = list(app.live.transcript.records())
         assert any(r.get("type") == "clear" for r in records)
-        await pilot.press(*"/compact", "enter")
-        await until(pilot, lambda: "/compact is not available yet" in notices(app))
-        assert app.live.loop.messages == []
+
+
+async def test_compact_summarises_the_conversation_now(project: Path):
+    app = make_app(project, [[text("First.")], [text("Second.")]], prompt="hello")
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: turn_over(app) and len(app.book.turns) == 1)
+        await pilot.press(*"/compact keep the names", "enter")
+        await until(pilot, lambda: "conversation compacted" in notices(app))
+        assert app.live.loop.compactor.compactions == 1
 
 
 async def test_mode_model_and_permissions_act_on_the_session(project: Path):

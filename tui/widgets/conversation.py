@@ -59,6 +59,8 @@ from core.access.mcp_names import display_name
 from core.access.modes import MODE_LABELS
 from core.agent.events import (
     AssistantMessage,
+    Compacted,
+    CompactionFailed,
     HookNotice,
     Interrupted,
     Retrying,
@@ -404,6 +406,12 @@ class Conversation(VerticalScroll):
                 self._add(Notice("interrupted", "warning"))
             case HookNotice():
                 self._add(Notice(f"hook: {event.text}", "info"))
+            case Compacted():
+                self._flush_text()
+                self._close_text()
+                self._add(Notice(compaction_mark(event), "info", classes="-compacted"))
+            case CompactionFailed():
+                self._add(Notice(event.message, "warning"))
             case ModeChanged():
                 label = MODE_LABELS.get(event.mode, event.mode)  # type: ignore[call-overload]
                 why = f" ({event.why})" if event.why else ""
@@ -496,3 +504,12 @@ class Conversation(VerticalScroll):
         if self._to_mount:
             widgets, self._to_mount = self._to_mount, []
             self.mount_all(widgets)
+
+
+def compaction_mark(event: Compacted) -> str:
+    """The line where the conversation was compacted: what the model sees from here on."""
+    how = "on request" if event.trigger == "manual" else "automatically"
+    return (
+        f"── conversation compacted {how}: {event.messages_replaced} messages replaced by "
+        "a summary (the transcript keeps them) ──"
+    )

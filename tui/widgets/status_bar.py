@@ -21,12 +21,16 @@ MCP servers get a segment only when the session has any (`MCP 2/3`: ready of con
 the call book's board): a person who never configured one never sees the word. It is coloured
 by the servers' health with the theme's warning and error colours.
 
+How full the model's context window is ("context 62%", from `ContextMeasured`) joins the
+line after the first response; past the auto-compaction threshold it takes the warning colour
+(compaction is coming).
+
 The line must read at 80 columns, where everything at once does not fit. Rather than let the
 right end (what is going on, the most wanted) fall off, the segments a glance needs least go
 first, in `DROP_ORDER`: the session id, then the cost, the tokens, the model; then the
 sandbox's reason for being off, which can take half the line, gives way (`sandbox: off`
-stays, in its warning colour); then the MCP count (a server that fails says so in the
-conversation too). The mode and the activity always stay.
+stays, in its warning colour); then how full the context is; then the MCP count (a server
+that fails says so in the conversation too). The mode and the activity always stay.
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ from textual.widget import Widget
 from textual.widgets import Label
 
 from core.access.modes import MODE_LABELS
-from core.agent.events import UsageUpdated
+from core.agent.events import ContextMeasured, UsageUpdated
 from core.agent.pricing import UsageTally, is_priced
 from core.events import EngineEvent, McpServerChanged, ModeChanged, SubAgentEvent
 from tui.calls import CallBook
@@ -58,6 +62,7 @@ DROP_ORDER: tuple[tuple[str, FitStep], ...] = (
     ("status-tokens", "drop"),
     ("status-model", "drop"),
     ("status-sandbox", "shorten"),
+    ("status-context", "drop"),
     ("status-mcp", "drop"),
 )
 """Which segments give way, first to last, when the line is too narrow for all of them."""
@@ -112,6 +117,7 @@ class StatusBar(Widget):
     StatusBar > #status-mcp.-ready { color: $text-success; }
     StatusBar > #status-mcp.-connecting { color: $text-warning; }
     StatusBar > #status-mcp.-failed { color: $text-error; text-style: bold; }
+    StatusBar > #status-context.-full { color: $text-warning; text-style: bold; }
     StatusBar > #status-activity { width: 1fr; text-align: right; }
     """
 
@@ -134,6 +140,8 @@ class StatusBar(Widget):
     the session knows."""
     mcp: reactive[str] = reactive("")
     """`MCP 2/3`; "" when the session has no MCP servers."""
+    context: reactive[str] = reactive("")
+    """`context 62%`; "" until the first response is measured."""
 
     class ModeClicked(Message):
         """The mode pill was clicked (the app may cycle the mode, as the mode key does)."""
@@ -169,6 +177,7 @@ class StatusBar(Widget):
         self._cost_label = Label(id="status-cost")
         self._sandbox_label = Label(id="status-sandbox")
         self._mcp_label = Label(id="status-mcp")
+        self._context_label = Label(id="status-context")
         self._activity_label = Label(id="status-activity")
         self._texts: dict[Label, str] = {}
         """What each label says now; "" for a segment that has nothing to say."""
@@ -189,6 +198,7 @@ class StatusBar(Widget):
             self._sandbox_label,
             self._mcp_label,
             self._model_label,
+            self._context_label,
             self._session_label,
             self._tokens_label,
             self._cost_label,
@@ -199,7 +209,11 @@ class StatusBar(Widget):
         # The sandbox and MCP segments join the line when they first have words (`_join`):
         # the first frame has none for them, and each label is a widget to style, mount and
         # lay out before that frame.
-        late = {self._sandbox_label: self.sandbox, self._mcp_label: self.mcp}
+        late = {
+            self._sandbox_label: self.sandbox,
+            self._mcp_label: self.mcp,
+            self._context_label: self.context,
+        }
         for label in self._segments:
             if label not in late or late[label]:
                 yield label
@@ -212,6 +226,7 @@ class StatusBar(Widget):
         self.watch_cost_usd(self.cost_usd)
         self.watch_sandbox(self.sandbox)
         self.watch_mcp(self.mcp)
+        self.watch_context(self.context)
         self._show_activity()
 
     def on_resize(self) -> None:
@@ -231,6 +246,8 @@ class StatusBar(Widget):
                 self.mode = event.mode
             elif isinstance(event, McpServerChanged):
                 self._show_servers(book)
+            elif isinstance(event, ContextMeasured):
+                self._show_context(event)
         if usage_changed:
             self.input_tokens = self.tally.input_tokens
             self.output_tokens = self.tally.output_tokens
@@ -243,6 +260,14 @@ class StatusBar(Widget):
         if health != "none":
             self._mcp_label.add_class(f"-{health}")
         self.mcp = servers.summary()
+
+    def _show_context(self, measured: ContextMeasured) -> None:
+        if measured.window <= 0:
+            return
+        fraction = measured.tokens / measured.window
+        full = measured.threshold is not None and fraction >= measured.threshold
+        self._context_label.set_class(full, "-full")
+        self.context = f"context {round(fraction * 100)}%"
 
     @property
     def usage(self) -> dict[str, int]:
@@ -295,6 +320,9 @@ class StatusBar(Widget):
 
     def watch_mcp(self, mcp: str) -> None:
         self._say(self._mcp_label, mcp)
+
+    def watch_context(self, context: str) -> None:
+        self._say(self._context_label, context)
 
     def watch_activity(self) -> None:
         self._show_activity()

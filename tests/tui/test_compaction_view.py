@@ -1,0 +1,76 @@
+"""Compaction as a person sees it: the context gauge in the status bar, the palette entry,
+the mark in the conversation and in the queue's turn line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from app_helpers import SIZE, bash, make_app, text, turn_over, until
+from textual.command import CommandList, CommandPalette
+from textual.widgets import Label
+
+from core.agent.events import ContextMeasured
+from tui.widgets.conversation import Notice
+
+
+@pytest.fixture(autouse=True)
+def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PROCTOR_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("PROCTOR_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    return folder
+
+
+def notices(app) -> list[str]:
+    return [str(n.render()) for n in app.conversation.query(Notice)]
+
+
+async def test_the_palette_compacts_and_the_screen_marks_it(project: Path) -> None:
+    app = make_app(project, [[text("Looking."), bash("ls")], [text("Done.")]], allow=["Bash"])
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: turn_over(app), "the first turn")
+        gauge = app.status_bar.query_one("#status-context", Label)
+        await until(pilot, lambda: "context " in str(gauge.render()), "the context gauge")
+        await pilot.press("ctrl+p")
+        await until(pilot, lambda: isinstance(app.screen, CommandPalette))
+        await pilot.press(*"compact the")
+        await until(
+            pilot,
+            lambda: (
+                app.screen.query(CommandList) and app.screen.query_one(CommandList).option_count
+            ),
+            "the palette to find the entry",
+        )
+        await pilot.press("enter")
+        await until(
+            pilot,
+            lambda: any("conversation compacted on request" in n for n in notices(app)),
+            "the compaction mark",
+        )
+        assert len(app.live.loop.messages) == 1  # the summary, and nothing else
+        turn_line = app.book.summary(app.book.turns[-1]).describe()
+        assert "compacted" in turn_line
+        assert str(gauge.render()).startswith("context ")  # measured again, still shown
+
+
+async def test_past_the_threshold_the_gauge_turns_to_a_warning(project: Path) -> None:
+    app = make_app(project, [[text("Hi.")]])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: turn_over(app), "the turn")
+        bar = app.status_bar
+        bar.apply([ContextMeasured(tokens=95, window=100, threshold=0.9)], app.book)
+        await pilot.pause()
+        gauge = bar.query_one("#status-context", Label)
+        assert str(gauge.render()) == "context 95%" and gauge.has_class("-full")
+        # At 80 columns it stays on the line while the less wanted segments give way.
+        assert gauge.display
+        bar.apply([ContextMeasured(tokens=40, window=100, threshold=0.9)], app.book)
+        await pilot.pause()
+        assert str(gauge.render()) == "context 40%" and not gauge.has_class("-full")
