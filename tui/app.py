@@ -124,6 +124,7 @@ class ProctorApp(KeyActions):
 
             self.deliver(past_batch(prepared.past))
         trusted = await self._ask_trust(prepared)
+        await self._read_commands(prepared)
         from core.agent.live import open_session
         from core.agent.model import MissingApiKey
 
@@ -151,6 +152,10 @@ class ProctorApp(KeyActions):
             await live.close()
             return
         self.live = live
+        if live.mcp is not None and live.mcp.connections:  # /mcp only when there are servers
+            from core.agent.commands import CommandRegistry
+
+            self.prompt_input.commands = CommandRegistry(self.prompt_input.commands.custom, True)
         freeze_long_lived()  # the engine is loaded: later collections skip all of it
         for note in self.live.notes:
             self.conversation.add_notice(note, "warning")
@@ -209,6 +214,20 @@ class ProctorApp(KeyActions):
                 self.conversation.add_notice(f"could not remember the trust: {error}", "error")
         return trusted
 
+    async def _read_commands(self, prepared: PreparedSession) -> None:
+        """The project's and the user's slash commands, for completion and for sending."""
+        from core.agent.command_files import load_custom_commands
+        from core.agent.commands import CommandRegistry
+
+        custom, problems = await asyncio.to_thread(load_custom_commands, prepared.cwd)
+        self.prompt_input.commands = CommandRegistry(custom)
+        for problem in problems:
+            self.conversation.add_notice(f"slash command: {problem}", "warning")
+        for hidden in self.prompt_input.commands.shadowed():
+            self.conversation.add_notice(
+                f"slash command: {hidden.path} is hidden by the built-in /{hidden.name}", "warning"
+            )
+
     def _remember(self, rule: str) -> Path:
         """ "Yes, and don't ask again": the rule goes to the project's local settings file."""
         from core.settings.write import SettingsWriteError, remember_allow_rule
@@ -244,11 +263,14 @@ class ProctorApp(KeyActions):
         if self._session_failed:
             self.conversation.add_notice("The session did not start, so nothing is sent.", "error")
             return
-        self.queued_prompts.append(message.text)
+        from .slash import handle_line  # slash commands: built-ins run here, custom expand
+
+        prompt = handle_line(self, message.text)
+        if prompt is None:
+            return
+        self.queued_prompts.append(prompt)
         if self.live is None or self._turn_running:
-            self.conversation.add_notice(
-                f"queued, sent after this turn: {message.text[:80]}", "info"
-            )
+            self.conversation.add_notice(f"queued, sent after this turn: {prompt[:80]}", "info")
             self._show_activity()
             return
         self._send_next()

@@ -106,6 +106,13 @@ class Compactor:
         except Exception:  # counting is a refinement: the estimate stands
             return None
 
+    def restart(self, loop: AgentLoop) -> None:
+        """`/clear` emptied the conversation: nothing measured is in it any more (the next
+        response measures the prompt and tools again)."""
+        self.tokens = 0
+        self._measured_upto = 0
+        self._announce(loop)
+
     def measure(self, loop: AgentLoop, usage: Mapping[str, Any]) -> None:
         """A response's usage (called once it is in the conversation): the context the
         next request starts from."""

@@ -16,6 +16,7 @@ breaks and is retried never leaves its broken beginning on the screen.
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import time
 from collections.abc import Sequence
@@ -251,6 +252,15 @@ async def run_headless(options: HeadlessOptions, out: TextIO = sys.stdout) -> in
         return 2
     for note in prepared.notes:
         print(f"proctor: {note}", file=sys.stderr)
+    expanded = headless_command(prompt, prepared.cwd, out, options.output_format)
+    if isinstance(expanded, int):  # nothing reached the model: no session to keep
+        if not prepared.resumed:
+            shutil.rmtree(prepared.session.directory, ignore_errors=True)
+        said = end_workspace(prepared)
+        if said:
+            print(f"proctor: {said}", file=sys.stderr)
+        return expanded
+    prompt = expanded
 
     printer = _Printer(out, options.output_format)
     try:
@@ -313,3 +323,49 @@ async def run_headless(options: HeadlessOptions, out: TextIO = sys.stdout) -> in
     if options.output_format != "text":  # text mode has said it all, line by line
         printer._line(summary)
     return 1 if failed else 0
+
+
+def headless_command(
+    prompt: str, cwd: Path, out: TextIO, output_format: OutputFormat = "text"
+) -> str | int:
+    """`-p "/name args"`: a custom command's prompt, or the exit status of a built-in that
+    ran here (`/help`) or could not (the others need the screen, or are not in this build).
+    Anything else is the prompt as given."""
+    from .command_files import load_custom_commands
+    from .commands import (
+        CommandRegistry,
+        NotACommand,
+        RunBuiltin,
+        UnknownCommand,
+        describe,
+        help_lines,
+        resolve,
+        unknown_message,
+    )
+
+    if not prompt.lstrip().startswith("/"):
+        return prompt
+    custom, problems = load_custom_commands(cwd)
+    for problem in problems:
+        print(f"proctor: slash command: {problem}", file=sys.stderr)
+    registry = CommandRegistry(custom)
+    resolved = resolve(prompt, registry)
+    if isinstance(resolved, NotACommand):
+        return prompt
+    if isinstance(resolved, UnknownCommand):
+        print(f"proctor: {unknown_message(resolved.name, registry)}", file=sys.stderr)
+        return 2
+    if isinstance(resolved, RunBuiltin):
+        if resolved.command.headless and resolved.command.action == "help":
+            if output_format == "text":
+                out.write("\n".join(help_lines(registry)) + "\n")
+            else:  # one JSON line, as a script reading the other formats expects
+                listed = [
+                    {"name": c.name, "description": describe(c), "argument_hint": c.argument_hint}
+                    for c in registry.commands()
+                ]
+                out.write(json.dumps({"type": "commands", "commands": listed}) + "\n")
+            return 0
+        print(f"proctor: /{resolved.command.name} works in the app, not with -p", file=sys.stderr)
+        return 2
+    return resolved.prompt

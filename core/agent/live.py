@@ -35,7 +35,7 @@ from ..permissions.session_sandbox import SANDBOX, SessionSandbox, program_files
 from ..permissions.setup import permission_context_from
 from ..ports import PermissionPort, UserPort
 from ..registry import assemble_tool_pool, known_tool_names
-from ..results import ResultStore
+from ..results import ContentReplacementState, ResultStore
 from ..session_services import SessionServices
 from ..settings import sandbox as sandbox_config
 from ..settings.read import load_settings, require_settings_file
@@ -46,6 +46,7 @@ from ..tools.task import SUBAGENTS
 from ..tools.todo_write import Todo
 from ..trust import is_trusted
 from . import demo_workspace
+from .commands import CommandPrompt, narrowed
 from .compaction import context_window, threshold_of
 from .compactor import Compactor
 from .demo_workspace import ScratchWorkspace, demo_place, discard, sample_dir
@@ -68,7 +69,7 @@ from .sessions import (
 from .skills import session_skills
 from .subagents import SessionSubAgents
 from .transcript import Transcript, transcribing
-from .transcript_records import end_record, start_record
+from .transcript_records import clear_record, end_record, start_record
 from .transcript_replay import Past, past_events
 from .transcript_resume import RestoredState, messages_from, restored_state
 
@@ -220,14 +221,35 @@ class LiveSession:
         return self.store.get().permission_context.mode
 
     async def send(self, prompt: str) -> TurnEnded:
+        """One turn. A slash command's prompt (`CommandPrompt`) may ask for another model
+        for this turn only, and narrow it to its allowed-tools (the loop ends such scopes
+        when the turn ends)."""
         if not read_meta(self.session).title:
             set_title(self.session, prompt)
         await self.offer_mcp_tools()
-        return await self.loop.send(prompt)
+        if not isinstance(prompt, CommandPrompt):
+            return await self.loop.send(prompt)
+        narrowing = prompt.narrowing
+        if narrowing is not None:
+            self.store.set(lambda state: narrowed(state, narrowing))
+        if not prompt.model:
+            return await self.loop.send(prompt)
+        client = self.model
+        before = (client.model, client.max_tokens, client.thinking)
+        client.use_model(prompt.model)
+        try:
+            return await self.loop.send(prompt)
+        finally:
+            client.model, client.max_tokens, client.thinking = before
 
     async def compact(self, instructions: str = "") -> bool:
         """`/compact [instructions]`: the conversation replaced by a summary, between turns."""
         return await self.loop.compact(instructions)
+
+    def use_model(self, model: str) -> None:
+        """`/model NAME`: from the next request on, with its budget, thinking and window."""
+        self.model.use_model(model)
+        self.loop.compactor.window = context_window(model)
 
     async def offer_mcp_tools(self) -> None:
         """The pool with the MCP servers' tools, once every server has started or failed
@@ -240,6 +262,18 @@ class LiveSession:
 
     def interrupt(self) -> None:
         self.loop.interrupt()
+
+    def clear_conversation(self) -> None:
+        """`/clear`: the model starts afresh in the same session (its folder, transcript,
+        shells, mode and todos stay). The transcript keeps what came before and marks the
+        point, so a resumed session starts from the mark too."""
+        if self.loop.running:
+            raise RuntimeError("a turn is running; interrupt it or wait")
+        self.loop.messages.clear()
+        self.loop.replacements = ContentReplacementState()
+        self.loop.compactor.restart(self.loop)
+        self.transcript.append(clear_record())
+        self.transcript.sync()
 
     def cycle_mode(self) -> PermissionMode:
         """The mode key: the next mode of the cycle, in force for the very next decision."""

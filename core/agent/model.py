@@ -173,6 +173,19 @@ class ModelClient:
         self.model = model
         self.max_tokens = max_tokens if max_tokens is not None else limits.max_tokens
         self.thinking: Thinking = thinking if thinking is not None else limits.thinking
+        self._max_tokens_given = max_tokens
+
+    def use_model(self, model: str) -> None:
+        """Ask for `model` from the next request on (`/model`, a command's `model:`), with
+        its own output budget and thinking: another model's would be refused. A budget given
+        at start is kept where the new model allows it, and thinking the person turned off
+        stays off."""
+        turned_off = self.thinking == "off" and limits_for(self.model).thinking != "off"
+        limits = limits_for(model)
+        given = self._max_tokens_given
+        self.model = model
+        self.max_tokens = min(given, limits.max_tokens) if given else limits.max_tokens
+        self.thinking = "off" if turned_off else limits.thinking
 
     @classmethod
     def from_env(

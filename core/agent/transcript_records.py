@@ -238,6 +238,11 @@ def start_record(*, resumed: bool, version: str, model: str = "") -> dict[str, A
     }
 
 
+def clear_record() -> dict[str, Any]:
+    """`/clear`: the messages before it are not the conversation any more."""
+    return {"type": "clear", "at": time.time()}
+
+
 def end_record(reason: str) -> dict[str, Any]:
     """A clean end (the user quit, the headless run finished); a crash leaves none."""
     return {"type": "end", "at": time.time(), "reason": reason}

@@ -29,6 +29,9 @@ def messages_from(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """
     merged: list[dict[str, Any]] = []
     for record in records:
+        if record.get("type") == "clear":  # /clear: the conversation starts again here
+            merged = []
+            continue
         if record.get("type") == "compaction" and isinstance(record.get("messages"), list):
             # What came before was replaced by the summary: start again from it.
             merged = []

@@ -32,6 +32,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Input, TextArea
 
+from ..widgets.command_hints import CommandHints
 from ..widgets.conversation import Conversation
 from ..widgets.prompt_input import PromptInput
 from ..widgets.status_bar import StatusBar
@@ -65,6 +66,7 @@ class MainScreen(Screen[None]):
                 yield queue
                 todos = TodoList(id="todos")
                 yield todos
+        yield CommandHints(id="command-hints")
         yield PromptInput(id="prompt")
         yield StatusBar(id="status")
         yield Footer()

@@ -24,6 +24,11 @@ file: it was never sent), so up brings it back.
 
 Focusing the prompt never selects its text (Input's default): keys typed elsewhere are sent
 here (the main screen), and the first of them must not replace a draft.
+
+While the text is `/` and a name with no space yet, the matching slash commands are listed
+above the prompt (`CommandHints`) and tab completes the first of them; otherwise tab moves
+focus as usual. The app gives the prompt its `CommandRegistry` once the project's own
+commands are read; until then the built-ins match.
 """
 
 from __future__ import annotations
@@ -36,6 +41,10 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Input
+
+from core.agent.commands import Command, CommandRegistry
+
+from .command_hints import CommandHints
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +79,7 @@ class PromptInput(Input):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up", "history_previous", "Previous prompt", show=False),
         Binding("down", "history_next", "Next prompt", show=False),
+        Binding("tab", "complete_command", "Complete", show=False),
     ]
 
     busy: reactive[bool] = reactive(False)
@@ -110,6 +120,8 @@ class PromptInput(Input):
         self._position: int | None = None
         """Index into the history being shown, or None while editing the draft."""
         self._draft = ""
+        self.commands = CommandRegistry(complete=False)
+        """The slash commands to complete; the app replaces it once the project's are read."""
 
     @property
     def history(self) -> tuple[str, ...]:
@@ -181,6 +193,37 @@ class PromptInput(Input):
                 self._file_lines += 1
         except OSError:
             log.warning("could not save the prompt history to %s", path, exc_info=True)
+
+    # -- slash commands ------------------------------------------------------------------------
+
+    def command_matches(self) -> list[tuple[str, Command]]:
+        """The commands whose name starts with what is typed after `/`, while no space is."""
+        text = self.value
+        if not text.startswith("/") or any(c.isspace() for c in text):
+            return []
+        return self.commands.matching(text[1:])
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self.show_command_matches()
+
+    def show_command_matches(self) -> None:
+        hints = self._hints()
+        if hints is not None:
+            hints.show_matches(self.command_matches())
+
+    def _hints(self) -> CommandHints | None:
+        parent = self.parent
+        if parent is None:
+            return None
+        found = parent.query_children(CommandHints)
+        return found.first() if found else None
+
+    def action_complete_command(self) -> None:
+        matches = self.command_matches()
+        if not matches:
+            self.screen.focus_next()  # what tab does anywhere else
+            return
+        self._show(f"/{matches[0][0]} ")
 
     # -- sending ---------------------------------------------------------------------------------
 

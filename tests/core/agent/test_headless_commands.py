@@ -1,0 +1,114 @@
+"""`proctor -p "/name args"`: custom commands run headless; built-ins answer or refuse."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from core.agent.headless import HeadlessOptions, run_headless
+
+
+@pytest.fixture(autouse=True)
+def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PROCTOR_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("PROCTOR_CONFIG_DIR", str(tmp_path / "config"))
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    folder = tmp_path / "project"
+    (folder / ".claude" / "commands").mkdir(parents=True)
+    (folder / ".claude" / "commands" / "explain.md").write_text(
+        "---\ndescription: Explain a file\n---\nExplain $1 to a newcomer ($ARGUMENTS).\n"
+    )
+    (folder / ".scenario.json").write_text(
+        json.dumps(
+            {
+                "name": "t",
+                "description": "one answer",
+                "prompt": "go",
+                "workspace": "cwd",
+                "turns": [[{"type": "text", "text": "Explained."}]],
+            }
+        )
+    )
+    return folder
+
+
+async def run(project: Path, prompt: str, capsys) -> tuple[int, list[dict], str]:
+    out = io.StringIO()
+    options = HeadlessOptions(
+        prompt=prompt,
+        cwd=project,
+        output_format="stream-json",
+        demo=True,
+        scenario=str(project / ".scenario.json"),
+        demo_speed=0.0,
+    )
+    status = await run_headless(options, out)
+    lines = out.getvalue().splitlines()
+    records = [json.loads(line) for line in lines] if lines and lines[0].startswith("{") else []
+    return status, records or [{"text": out.getvalue()}], capsys.readouterr().err
+
+
+async def test_a_custom_command_is_sent_expanded(project: Path, capsys):
+    status, records, _ = await run(project, "/explain core.py slowly", capsys)
+    assert status == 0
+    sent = next(r for r in records if r["type"] == "user")
+    assert "Explain core.py to a newcomer (core.py slowly)." in json.dumps(sent)
+    assert records[-1]["result"] == "Explained."
+
+
+async def test_help_prints_the_commands_and_sends_nothing(project: Path, capsys):
+    status, records, _ = await run(project, "/help", capsys)
+    assert status == 0
+    [listing] = records
+    assert listing["type"] == "commands"
+    named = {c["name"]: c["description"] for c in listing["commands"]}
+    assert named["explain"] == "Explain a file (project)" and "clear" in named
+    assert not list((project.parent / "data").rglob("*.jsonl"))  # no session was started
+
+
+async def test_help_as_text(project: Path, capsys):
+    out = io.StringIO()
+    scenario = str(project / ".scenario.json")
+    options = HeadlessOptions(prompt="/help", cwd=project, demo=True, scenario=scenario)
+    assert await run_headless(options, out) == 0
+    assert "/explain — Explain a file (project)" in out.getvalue().splitlines()
+
+
+async def test_unknown_and_screen_only_commands_fail_plainly(project: Path, capsys):
+    status, _, err = await run(project, "/explian x", capsys)
+    assert status == 2 and "There is no /explian command; nothing was sent." in err
+    assert "/explain" in err  # the near miss is suggested
+    status, _, err = await run(project, "/clear", capsys)
+    assert status == 2 and "/clear works in the app, not with -p" in err
+
+
+async def test_a_commands_model_is_used_for_its_turn_only(project: Path, capsys):
+    (project / ".claude" / "commands" / "quick.md").write_text(
+        "---\nmodel: claude-haiku-4-5\n---\nBe quick.\n"
+    )
+    status, records, _ = await run(project, "/quick", capsys)
+    assert status == 0
+    usage = [r for r in records if r.get("kind") == "usage"]
+    assert usage and {r["model"] for r in usage} == {"claude-haiku-4-5"}
+
+
+async def test_the_demos_sample_project_brings_a_command(tmp_path: Path, capsys):
+    out = io.StringIO()
+    options = HeadlessOptions(
+        prompt="/overview the tests",
+        cwd=tmp_path,
+        output_format="stream-json",
+        demo=True,
+        scenario="quick",
+        demo_speed=0.0,
+    )
+    assert await run_headless(options, out) == 0
+    records = [json.loads(line) for line in out.getvalue().splitlines()]
+    sent = json.dumps(next(r for r in records if r["type"] == "user"))
+    assert "Give me a quick overview of this project" in sent and "Focus on: the tests" in sent
