@@ -1,19 +1,31 @@
 """What the prompt's volatile part says about git: a repository or not, the branch, a short status.
 
 The seeds' system tells its model this at the start of a conversation, as a snapshot: read
-once when the session opens (one `git status --short --branch`, on the thread that prepares
-the session), never per request, so building a request stays cheap and the text does not
-change under the cache from one request to the next. A status longer than
-`MAX_STATUS_LINES` is cut, saying how many lines were left out. No git, or a git that fails,
-is said plainly rather than guessed.
+once when the session opens (one `git status --short --branch`), never per request, so
+building a request stays cheap and the text does not change under the cache from one request
+to the next. A status longer than `MAX_STATUS_LINES` is cut, saying how many lines were left
+out. No git, or a git that fails, is said plainly rather than guessed.
+
+`git status` runs a repository's own configuration (`core.fsmonitor`, clean filters from
+`.gitattributes`), so a cloned repository could run a program the moment proctor starts,
+before anyone was asked anything. So it runs only inside the session's read-only sandbox
+(`fence`: no writes, no network), like any read-only command the analysis waves through;
+where the kernel offers no sandbox, git is not run at all and the branch is read from
+`.git/HEAD` instead, the status left out and the model told why.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from ..access.context import ToolPermissionContext
+    from ..permissions.session_sandbox import SessionSandbox
+    from ..sandbox.fence import Fence
 
 MAX_STATUS_LINES = 30
 GIT_TIMEOUT_S = 5.0
@@ -29,6 +41,8 @@ class GitFacts:
     omitted: int = 0
     """Status lines left out past `MAX_STATUS_LINES`."""
     why_unknown: str = ""
+    why_no_status: str = ""
+    """Why the status was not read (git was not run), when it was not."""
 
     def describe(self) -> str:
         if self.state == "not-a-repository":
@@ -38,8 +52,13 @@ class GitFacts:
         lines = [
             "Is a git repository: yes",
             f"Current branch: {self.branch}",
-            "Git status at the start of the conversation (a snapshot; it does not update):",
         ]
+        if self.why_no_status:
+            lines.append(f"Git status: not read ({self.why_no_status}); run git status to see it")
+            return "\n".join(lines)
+        lines.append(
+            "Git status at the start of the conversation (a snapshot; it does not update):"
+        )
         if not self.status:
             lines.append("(clean)")
         lines += self.status
@@ -48,8 +67,32 @@ class GitFacts:
         return "\n".join(lines)
 
 
-def read_git_facts(cwd: Path) -> GitFacts:
-    """Run git once in `cwd`; never raises."""
+async def sandboxed_git_facts(
+    cwd: Path, sandbox: SessionSandbox, permissions: ToolPermissionContext
+) -> GitFacts:
+    """The facts, with git run in the session's read-only sandbox, or not run at all."""
+    import asyncio
+
+    from ..access.sandbox_policy import ReadOnly
+
+    support = await sandbox.support()
+    if not support.available:
+        return facts_from_files(cwd, f"no sandbox to run git in: {support.problem}")
+    try:
+        fence = sandbox.fence(ReadOnly("the prompt's git status"), permissions, None)
+    except OSError as error:
+        return facts_from_files(cwd, f"the sandbox could not be set up: {error}")
+    try:
+        return await asyncio.to_thread(read_git_facts, cwd, fence)
+    finally:
+        fence.finish()
+
+
+def read_git_facts(cwd: Path, fence: Fence | None) -> GitFacts:
+    """Run git once in `cwd` inside `fence` (the read-only sandbox); with no fence, read
+    only what the repository's files say without running git. Never raises."""
+    if fence is None:
+        return facts_from_files(cwd, "no sandbox here to run git in safely")
     try:
         done = subprocess.run(
             ["git", "--no-optional-locks", "status", "--short", "--branch"],
@@ -59,6 +102,8 @@ def read_git_facts(cwd: Path) -> GitFacts:
             errors="replace",
             timeout=GIT_TIMEOUT_S,
             check=False,
+            env=fence.environment(os.environ),
+            preexec_fn=fence.child.apply,
         )
     except FileNotFoundError:
         return GitFacts("unknown", why_unknown="git is not installed")
@@ -79,6 +124,25 @@ def read_git_facts(cwd: Path) -> GitFacts:
         status=tuple(status[:MAX_STATUS_LINES]),
         omitted=max(0, len(status) - MAX_STATUS_LINES),
     )
+
+
+def facts_from_files(cwd: Path, why: str) -> GitFacts:
+    """Repository and branch from `.git` itself (no program runs); the status is left out."""
+    for folder in (cwd, *cwd.parents):
+        dot_git = folder / ".git"
+        try:
+            if dot_git.is_file():  # a worktree or submodule: "gitdir: <path>"
+                pointer = dot_git.read_text(errors="replace").strip()
+                dot_git = (folder / pointer.removeprefix("gitdir:").strip()).resolve()
+            if not dot_git.is_dir():
+                continue
+            head = (dot_git / "HEAD").read_text(errors="replace").strip()
+        except OSError:
+            continue
+        ref = head.removeprefix("ref:").strip()
+        branch = ref.removeprefix("refs/heads/") if head.startswith("ref:") else "(detached HEAD)"
+        return GitFacts("repository", branch=branch or "(unknown)", why_no_status=why)
+    return GitFacts("not-a-repository")
 
 
 def branch_from(header: str) -> str:

@@ -50,7 +50,7 @@ from .commands import CommandPrompt, narrowed
 from .compaction import context_window, threshold_of
 from .compactor import Compactor
 from .demo_workspace import ScratchWorkspace, demo_place, discard, sample_dir
-from .git_facts import GitFacts, read_git_facts
+from .git_facts import sandboxed_git_facts
 from .instructions import Instructions, InstructionSet, load_instructions
 from .loop import AgentLoop, TurnEnded
 from .model import DEFAULT_MODEL, ModelClient, limits_for
@@ -100,8 +100,6 @@ class PreparedSession:
     instructions: Instructions = field(default_factory=Instructions)
     """CLAUDE.md, AGENTS.md and the like found at start; the project's are used only once
     it is trusted (the trust dialog lists them)."""
-    git: GitFacts | None = None
-    """Whether the project is a git repository, its branch and status, read at start."""
 
 
 def prepare_session(options: SessionOptions) -> PreparedSession:
@@ -167,7 +165,6 @@ def prepare_session(options: SessionOptions) -> PreparedSession:
         resumed=earlier is not None,
         scratch=scratch,
         instructions=load_instructions(cwd),
-        git=read_git_facts(cwd),
     )
 
 
@@ -439,7 +436,9 @@ async def open_session(
         model,
         services,
         context,
-        environment=Environment(cwd=prepared.cwd, git=prepared.git),
+        environment=Environment(
+            cwd=prepared.cwd, git=await sandboxed_git_facts(prepared.cwd, sandbox, permissions)
+        ),
         instructions=instructions,
         extra_prompt="\n\n".join(
             part for part in (instructions.start.prompt_text(), started_context) if part

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from core.agent.git_facts import GitFacts, branch_from, read_git_facts
+from core.agent.git_facts import GitFacts, branch_from, facts_from_files, read_git_facts
 from core.agent.instructions import (
     MAX_IMPORT_DEPTH,
     InstructionSet,
@@ -236,14 +236,60 @@ def test_a_resumed_conversation_is_not_reminded_twice(user_dir: Path, repo: Path
 
 
 def test_git_facts_say_branch_and_short_status(tmp_path: Path) -> None:
-    assert read_git_facts(tmp_path).describe() == "Is a git repository: no"
+    assert facts_from_files(tmp_path, "").describe() == "Is a git repository: no"
     subprocess.run(["git", "init", "-q", "-b", "trunk", str(tmp_path)], check=True)
     (tmp_path / "new.txt").write_text("x")
-    facts = read_git_facts(tmp_path)
+    facts = read_git_facts(tmp_path, fence=None)  # no sandbox: git is not run
+    assert facts.branch == "trunk" and facts.status == ()
+    assert "Git status: not read (no sandbox here to run git in safely)" in facts.describe()
+    fence = read_only_fence(tmp_path)
+    try:
+        facts = read_git_facts(tmp_path, fence)
+    finally:
+        fence.finish()
     assert facts.state == "repository" and facts.branch == "trunk"
     assert facts.status == ("?? new.txt",)
     said = facts.describe()
     assert "Is a git repository: yes\nCurrent branch: trunk" in said and "?? new.txt" in said
+
+
+def read_only_fence(project: Path):  # type: ignore[no-untyped-def]
+    from core.access.sandbox_policy import ReadOnly
+    from core.sandbox.fence import FenceBuilder, FenceInputs
+    from core.sandbox.support import probe
+
+    support = probe()
+    if not support.available:
+        pytest.skip(f"no sandbox here: {support.problem}")
+    return FenceBuilder(support).build(ReadOnly("test"), FenceInputs(project=project), None)
+
+
+@pytest.mark.parametrize("how", ["fsmonitor", "clean filter"])
+def test_a_repository_cannot_run_a_program_through_the_prompts_git_status(
+    tmp_path: Path, how: str
+) -> None:
+    """`git status` runs a repository's configuration: it must run fenced, writing nothing."""
+    project, escaped = tmp_path / "project", tmp_path / "escaped"
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    (project / "a.txt").write_text("x")
+    if how == "fsmonitor":
+        config = f"[core]\n\tfsmonitor = touch {escaped}\n"
+    else:
+        (project / ".gitattributes").write_text("* filter=evil\n")
+        config = f'[filter "evil"]\n\tclean = touch {escaped}; cat\n'
+        subprocess.run(["git", "-C", str(project), "add", "a.txt"], check=True)
+        (project / "a.txt").write_text("y")
+    with open(project / ".git" / "config", "a") as file:
+        file.write(config)
+    fence = read_only_fence(project)
+    try:
+        facts = read_git_facts(project, fence)
+    finally:
+        fence.finish()
+    assert facts.state == "repository"
+    assert not escaped.exists()
+    read_git_facts(project, None)  # without a sandbox git is not run at all
+    assert not escaped.exists()
 
 
 def test_a_long_git_status_is_cut_and_says_so() -> None:
