@@ -67,23 +67,24 @@ class GitFacts:
         return "\n".join(lines)
 
 
-async def sandboxed_git_facts(
+def sandboxed_git_facts(
     cwd: Path, sandbox: SessionSandbox, permissions: ToolPermissionContext
 ) -> GitFacts:
-    """The facts, with git run in the session's read-only sandbox, or not run at all."""
-    import asyncio
-
+    """The facts, with git run in the session's read-only sandbox, or not run at all. Runs
+    on a worker thread started beside the SDK's import (it waits there for the probe; git's
+    fork and exec then overlap the import instead of coming after it)."""
     from ..access.sandbox_policy import ReadOnly
 
-    support = await sandbox.support()
+    support = sandbox.support_on_a_thread()
     if not support.available:
         return facts_from_files(cwd, f"no sandbox to run git in: {support.problem}")
     try:
-        fence = sandbox.fence(ReadOnly("the prompt's git status"), permissions, None)
+        policy = ReadOnly("the prompt's git status")
+        fence = sandbox.fence(policy, permissions, None, support=support)
     except OSError as error:
         return facts_from_files(cwd, f"the sandbox could not be set up: {error}")
     try:
-        return await asyncio.to_thread(read_git_facts, cwd, fence)
+        return read_git_facts(cwd, fence)
     finally:
         fence.finish()
 

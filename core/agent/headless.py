@@ -331,6 +331,8 @@ def headless_command(
     """`-p "/name args"`: a custom command's prompt, or the exit status of a built-in that
     ran here (`/help`) or could not (the others need the screen, or are not in this build).
     Anything else is the prompt as given."""
+    if not prompt.lstrip().startswith("/"):
+        return prompt
     from .command_files import load_custom_commands
     from .commands import (
         CommandRegistry,
@@ -343,8 +345,6 @@ def headless_command(
         unknown_message,
     )
 
-    if not prompt.lstrip().startswith("/"):
-        return prompt
     custom, problems = load_custom_commands(cwd)
     for problem in problems:
         print(f"proctor: slash command: {problem}", file=sys.stderr)

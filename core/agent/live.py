@@ -14,6 +14,7 @@ with the front end's sink and ports. `close()` stops everything the session star
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,7 +47,6 @@ from ..tools.task import SUBAGENTS
 from ..tools.todo_write import Todo
 from ..trust import is_trusted
 from . import demo_workspace
-from .commands import CommandPrompt, narrowed
 from .compaction import context_window, threshold_of
 from .compactor import Compactor
 from .demo_workspace import ScratchWorkspace, demo_place, discard, sample_dir
@@ -224,6 +224,10 @@ class LiveSession:
         if not read_meta(self.session).title:
             set_title(self.session, prompt)
         await self.offer_mcp_tools()
+        if type(prompt) is str:  # a plain prompt: the commands' module loads only for theirs
+            return await self.loop.send(prompt)
+        from .commands import CommandPrompt, narrowed
+
         if not isinstance(prompt, CommandPrompt):
             return await self.loop.send(prompt)
         narrowing = prompt.narrowing
@@ -350,6 +354,9 @@ async def open_session(
     # On a thread; the first command's decision waits for it. Started before the model
     # client: its fork and exec overlap the SDK's import.
     sandbox.start_probe()
+    git_facts = asyncio.get_running_loop().run_in_executor(
+        None, sandboxed_git_facts, prepared.cwd, sandbox, permissions
+    )
     if model is None:
         model = _model_for(prepared)
     todos = tuple(_todo(item) for item in prepared.restored.todos)
@@ -436,9 +443,7 @@ async def open_session(
         model,
         services,
         context,
-        environment=Environment(
-            cwd=prepared.cwd, git=await sandboxed_git_facts(prepared.cwd, sandbox, permissions)
-        ),
+        environment=Environment(cwd=prepared.cwd, git=await git_facts),
         instructions=instructions,
         extra_prompt="\n\n".join(
             part for part in (instructions.start.prompt_text(), started_context) if part

@@ -9,6 +9,7 @@ that needs the answer awaits it, so nothing is ever decided on a guess. The stat
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import os
 import shlex
@@ -45,6 +46,7 @@ class SessionSandbox:
         self.protected_files = tuple(protected_files)
         self._support = support
         self._probing: asyncio.Future[SandboxSupport] | None = None
+        self._probe_done: concurrent.futures.Future[SandboxSupport] | None = None
         self._builder: FenceBuilder | None = None
 
     # -- what the kernel offers -----------------------------------------------------------
@@ -54,7 +56,24 @@ class SessionSandbox:
         if self._support is None and self._probing is None and self.settings.enabled:
             # On the thread now, not at the loop's next turn: the caller may go on with
             # a long step that never yields (importing the SDK) while the probe runs.
-            self._probing = asyncio.get_running_loop().run_in_executor(None, probe)
+            self._probe_done = concurrent.futures.Future()
+            self._probing = asyncio.get_running_loop().run_in_executor(None, self._probe)
+
+    def _probe(self) -> SandboxSupport:
+        found = probe()
+        assert self._probe_done is not None
+        self._probe_done.set_result(found)
+        return found
+
+    def support_on_a_thread(self) -> SandboxSupport:
+        """`support()` for a worker thread: blocks until the probe started here has answered
+        (start_probe must have run; with the sandbox switched off, says so at once)."""
+        if self._support is not None:
+            return self._support
+        if not self.settings.enabled:
+            return SandboxSupport(problem="switched off in settings")
+        assert self._probe_done is not None, "start_probe() first"
+        return self._probe_done.result()
 
     async def support(self) -> SandboxSupport:
         if self._support is None:
@@ -97,10 +116,12 @@ class SessionSandbox:
         policy: ReadOnly | Workspace,
         permissions: ToolPermissionContext,
         spool: Path | None,
+        *,
+        support: SandboxSupport | None = None,
     ) -> Fence:
         """The fence for one command. Raises OSError when it cannot be built: the command
-        must then not run."""
-        support = self._support
+        must then not run. (`support`: what a worker thread was told, before `support()`.)"""
+        support = support or self._support
         if support is None or not support.available:
             raise OSError(f"the sandbox is not available ({self.status()})")
         if self._builder is None:
