@@ -115,7 +115,7 @@ class ServerConnection:
             await self._stop_runner()
             self._log_start = _size(self.log_path)
             started: asyncio.Future[tuple[Tool, ...]] = asyncio.get_running_loop().create_future()
-            started.add_done_callback(_consume)  # a start given up on still ends with a reason
+            started.add_done_callback(consume)  # a start given up on still ends with a reason
             self._closing = asyncio.Event()
             self._runner = asyncio.create_task(
                 self._run(started, self._closing), name=f"mcp server {self.name}"
@@ -210,7 +210,7 @@ class ServerConnection:
         if runner is not None and not runner.done():
             runner.cancel()
             # Closed in the background; `close` awaits it.
-            runner.add_done_callback(_consume)
+            runner.add_done_callback(consume)
 
     async def _stop_runner(self) -> None:
         runner, closing = self._runner, self._closing
@@ -381,6 +381,8 @@ def _secs(seconds: float) -> str:
     return f"{seconds:g} s"
 
 
-def _consume(future: asyncio.Future[Any]) -> None:
+def consume(future: asyncio.Future[Any]) -> None:
+    """Mark a future's outcome seen, so one nobody awaits (a start given up on, a gather
+    cancelled at close) is not logged as "never retrieved" from the garbage collector."""
     if not future.cancelled():
         future.exception()

@@ -40,6 +40,7 @@ from .connection import (
     DEFAULT_CALL_TIMEOUT_S,
     DEFAULT_STARTUP_TIMEOUT_S,
     ServerConnection,
+    consume,
     timeout_from_env,
 )
 from .tool import McpTool, UnusableTool
@@ -106,6 +107,7 @@ class McpServers:
                 )
             )
         self._starts = asyncio.gather(*(c.start() for c in self.connections.values()))
+        self._starts.add_done_callback(consume)  # cancelled at close, perhaps never awaited
 
     @property
     def starting(self) -> tuple[str, ...]:
