@@ -51,6 +51,7 @@ from .compaction import context_window, threshold_of
 from .compactor import Compactor
 from .demo_workspace import ScratchWorkspace, demo_place, discard, sample_dir
 from .git_facts import sandboxed_git_facts
+from .instruction_access import Refusal, admitted, instruction_refusal
 from .instructions import Instructions, InstructionSet, load_instructions
 from .loop import AgentLoop, TurnEnded
 from .model import DEFAULT_MODEL, ModelClient, limits_for
@@ -430,7 +431,11 @@ async def open_session(
         started_context = "\n".join(began.additional_context)
         if began != NO_EVENT_OUTCOME:
             events(HookRan(hook_event="SessionStart", outcome=began))
-    instructions, instruction_notes = _instructions_for(prepared, trusted=trusted)
+    instructions, instruction_notes = _instructions_for(
+        prepared,
+        trusted=trusted,
+        refusal=instruction_refusal(prepared.cwd, lambda: store.get().permission_context),
+    )
     notes += instruction_notes
     loop = AgentLoop(
         model,
@@ -469,17 +474,23 @@ async def open_session(
 
 
 def _instructions_for(
-    prepared: PreparedSession, *, trusted: bool
+    prepared: PreparedSession, *, trusted: bool, refusal: Refusal | None = None
 ) -> tuple[InstructionSet, list[str]]:
     """The instructions the session uses, and what to tell the person about them."""
     found = prepared.instructions
     used = found if trusted else found.user_only()
+    if refusal is not None:
+        used = admitted(used, refusal)
     notes = [f"instructions: {problem}" for problem in used.problems]
     if not trusted and found.project_files:
         names = ", ".join(str(f.path) for f in found.project_files)
         notes.append(f"the project's instructions ({names}) are not used: it is not trusted")
     instructions = InstructionSet(
-        prepared.cwd, used, follow_subdirectories=trusted, history=prepared.history
+        prepared.cwd,
+        used,
+        follow_subdirectories=trusted,
+        history=prepared.history,
+        refusal=refusal,
     )
     return instructions, notes
 

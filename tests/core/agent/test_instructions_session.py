@@ -137,3 +137,34 @@ async def test_the_demo_sample_brings_its_claude_md_and_the_readme_it_imports(
         assert "python3 -m unittest" in stable and "## Layout" in stable
     finally:
         await live.close()
+
+
+async def test_instructions_cannot_bring_in_files_outside_the_project_or_denied_ones(
+    project: Path, tmp_path: Path
+) -> None:
+    # Red team: a trusted project's CLAUDE.md importing a key from elsewhere, a CLAUDE.md in a
+    # subdirectory that is a link to another key, and an import a Read deny rule covers: none
+    # of them is sent to the model; each is reported.
+    secrets = tmp_path / "home" / ".ssh"
+    secrets.mkdir(parents=True)
+    (secrets / "id_rsa").write_text("KEY-ONE-imported\n")
+    (secrets / "id_ed25519").write_text("KEY-TWO-linked\n")
+    (project / "CLAUDE.md").write_text(f"Run make check.\n@docs/style.md\n@{secrets}/id_rsa\n")
+    (project / "lib" / "CLAUDE.md").symlink_to(secrets / "id_ed25519")
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").write_text(
+        json.dumps({"permissions": {"deny": ["Read(./docs/**)"]}})
+    )
+    live, requests = await run_reading(project, trusted=True)
+    try:
+        sent = json.dumps(requests)
+        assert "make check" in sent and "never edit it by hand" in sent  # the rest still goes
+        assert "KEY-ONE" not in sent and "KEY-TWO" not in sent and "Prefer tabs" not in sent
+        assert live.instructions is not None
+        problems = "\n".join(live.instructions.problems)
+        assert "id_rsa: outside the project" in problems
+        assert f"-> {secrets / 'id_ed25519'}" in problems
+        assert "style.md: the deny rule Read(./docs/**)" in problems
+        assert any("id_rsa: outside the project" in note for note in live.notes)
+    finally:
+        await live.close()
