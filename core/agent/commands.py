@@ -181,7 +181,7 @@ class CommandRegistry:
     _by_name: dict[str, Command] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        for custom in self.custom:  # the first of a name wins: project, proctor's, user's
+        for custom in self.custom:  # the first of a name wins: proctor's, user's, project
             self._by_name.setdefault(custom.name, custom)
             if custom.namespace:  # /frontend:build too, to tell two build.md apart
                 self._by_name.setdefault(f"{custom.namespace}:{custom.name}", custom)
