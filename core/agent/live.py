@@ -390,6 +390,13 @@ async def open_session(
         results=ResultStore(session.directory),
     )
     built_ins = assemble_tool_pool(permissions)
+    # The person trusted the directory itself, not only "its settings apply" (which a front
+    # end also says of a project with nothing to ask about).
+    directory_trusted = trusted and (
+        project_trusted
+        if project_trusted is not None
+        else prepared.previously_trusted or is_trusted(prepared.cwd)
+    )
     mcp = McpServers(
         settings.mcp_servers,
         cwd=prepared.cwd,
@@ -397,12 +404,7 @@ async def open_session(
         emit=events,
         trusted=trusted,
         project_sources=PROJECT_SOURCES,
-        project_trusted=trusted
-        and (
-            project_trusted
-            if project_trusted is not None
-            else prepared.previously_trusted or is_trusted(prepared.cwd)
-        ),
+        project_trusted=directory_trusted,
     )
     session_services.provide(MCP, mcp)
     mcp.start()  # each server in its own task; the first prompt waits for them
@@ -434,6 +436,7 @@ async def open_session(
     instructions, instruction_notes = _instructions_for(
         prepared,
         trusted=trusted,
+        follow_subdirectories=directory_trusted,
         refusal=instruction_refusal(prepared.cwd, lambda: store.get().permission_context),
     )
     notes += instruction_notes
@@ -474,9 +477,17 @@ async def open_session(
 
 
 def _instructions_for(
-    prepared: PreparedSession, *, trusted: bool, refusal: Refusal | None = None
+    prepared: PreparedSession,
+    *,
+    trusted: bool,
+    follow_subdirectories: bool | None = None,
+    refusal: Refusal | None = None,
 ) -> tuple[InstructionSet, list[str]]:
-    """The instructions the session uses, and what to tell the person about them."""
+    """The instructions the session uses, and what to tell the person about them.
+
+    Subdirectories' files are found only in a directory the person trusted: they are never
+    in the trust dialog (found later, as files are read), so a project whose only
+    instructions sit in `src/CLAUDE.md` would otherwise steer the model unasked."""
     found = prepared.instructions
     used = found if trusted else found.user_only()
     if refusal is not None:
@@ -488,7 +499,7 @@ def _instructions_for(
     instructions = InstructionSet(
         prepared.cwd,
         used,
-        follow_subdirectories=trusted,
+        follow_subdirectories=trusted if follow_subdirectories is None else follow_subdirectories,
         history=prepared.history,
         refusal=refusal,
     )
