@@ -197,13 +197,19 @@ class ProctorApp(KeyActions):
     async def _ask_trust(self, prepared: PreparedSession) -> bool:
         """Whether the project's own settings and hooks apply; asks when it has any and the
         user has not said before (a project with none has nothing to trust or distrust)."""
+        from core.agent.skills import project_skill_files
         from core.settings.write import SettingsWriteError
         from core.trust import trust
 
         from .screens.trust import TrustScreen
         from .trust_findings import trust_findings
 
-        findings = trust_findings(prepared.settings, prepared.cwd, prepared.instructions)
+        findings = trust_findings(
+            prepared.settings,
+            prepared.cwd,
+            prepared.instructions,
+            project_skill_files(prepared.cwd),
+        )
         if not findings or self.options.trust or prepared.previously_trusted:
             return True
         trusted = await self.push_screen_wait(TrustScreen(prepared.cwd, findings))

@@ -67,7 +67,7 @@ from .sessions import (
     read_meta,
     set_title,
 )
-from .skills import session_skills
+from .skills import project_skill_files, session_skills
 from .subagents import SessionSubAgents
 from .transcript import Transcript, transcribing
 from .transcript_records import clear_record, end_record, start_record
@@ -370,7 +370,14 @@ async def open_session(
     audit = AuditLog(session.audit_path)
     session_services = SessionServices()
     session_services.provide(SANDBOX, sandbox)
-    skills = session_skills(prepared.cwd)
+    # The person trusted the directory itself, not only "its settings apply" (which a front
+    # end also says of a project with nothing to ask about).
+    directory_trusted = trusted and (
+        project_trusted
+        if project_trusted is not None
+        else prepared.previously_trusted or is_trusted(prepared.cwd)
+    )
+    skills = session_skills(prepared.cwd, project=directory_trusted)
     session_services.provide(SKILLS, skills)
     transcript = session.transcript()
     transcript.append(
@@ -390,13 +397,6 @@ async def open_session(
         results=ResultStore(session.directory),
     )
     built_ins = assemble_tool_pool(permissions)
-    # The person trusted the directory itself, not only "its settings apply" (which a front
-    # end also says of a project with nothing to ask about).
-    directory_trusted = trusted and (
-        project_trusted
-        if project_trusted is not None
-        else prepared.previously_trusted or is_trusted(prepared.cwd)
-    )
     mcp = McpServers(
         settings.mcp_servers,
         cwd=prepared.cwd,
@@ -433,6 +433,9 @@ async def open_session(
         started_context = "\n".join(began.additional_context)
         if began != NO_EVENT_OUTCOME:
             events(HookRan(hook_event="SessionStart", outcome=began))
+    if not directory_trusted and (left_out := project_skill_files(prepared.cwd)):
+        names = ", ".join(path.parent.name for path in left_out)
+        notes.append(f"the project's skills ({names}) are not offered: it is not trusted")
     instructions, instruction_notes = _instructions_for(
         prepared,
         trusted=trusted,
