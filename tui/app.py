@@ -346,7 +346,12 @@ class ProctorApp(KeyActions):
         rather than starting the agent again at once."""
         if not self.queued_prompts or self._quitting:
             return
-        held = [*self.queued_prompts]
+        from core.agent.commands import CommandPrompt
+
+        # A command goes back as it was typed (`/review 12`), not as the prompt a project's
+        # file expanded it into, which enter would otherwise send as if typed by hand (and
+        # a body such as `/permissions allow Bash` would then run as the built-in).
+        held = [p.typed if isinstance(p, CommandPrompt) else p for p in self.queued_prompts]
         self.queued_prompts.clear()
         prompt = self.prompt_input
         prompt.value = " ".join(filter(None, [prompt.value.strip(), *held]))

@@ -147,13 +147,21 @@ class CommandPrompt(str):
 
     model: str | None
     narrowing: SkillScope | None
+    typed: str
+    """The line the person typed (`/review 12`): what goes back into the input when the
+    prompt is held unsent, so it is run again as the command, never as its expansion."""
 
     def __new__(
-        cls, text: str, model: str | None = None, narrowing: SkillScope | None = None
+        cls,
+        text: str,
+        model: str | None = None,
+        narrowing: SkillScope | None = None,
+        typed: str | None = None,
     ) -> CommandPrompt:
         prompt = super().__new__(cls, text)
         prompt.model = model
         prompt.narrowing = narrowing
+        prompt.typed = text if typed is None else typed
         return prompt
 
 
@@ -248,7 +256,8 @@ def resolve(text: str, registry: CommandRegistry) -> Resolved:
         return UnknownCommand(name)
     if isinstance(command, BuiltinCommand):
         return RunBuiltin(command, arguments)
-    prompt = CommandPrompt(expand(command.body, arguments), command.model, narrowing_of(command))
+    expanded = expand(command.body, arguments)
+    prompt = CommandPrompt(expanded, command.model, narrowing_of(command), text.strip())
     return SendPrompt(command, arguments, prompt)
 
 
