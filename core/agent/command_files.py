@@ -97,6 +97,11 @@ def read_command_file(
     path: Path, root: Path, scope: CommandScope
 ) -> CustomCommand | CommandFileProblem:
     try:
+        if not path.is_file():  # a FIFO would block the read, and with it start-up, forever
+            return CommandFileProblem(path, None, "is not a regular file")
+        if scope == "project" and not path.resolve().is_relative_to(root.parent.parent.resolve()):
+            # A link to ~/.ssh/id_rsa would be sent to the model by typing its name.
+            return CommandFileProblem(path, None, "is a link to a file outside the project")
         if path.stat().st_size > MAX_COMMAND_BYTES:
             return CommandFileProblem(path, None, f"is larger than {MAX_COMMAND_BYTES // 1024} KB")
         text = path.read_text(encoding="utf-8")

@@ -272,3 +272,23 @@ def test_another_model_gets_its_own_budget_and_thinking():
     assert (off.max_tokens, off.thinking) == (20_000, "off")  # the person's choices stay
     off.use_model("claude-3-haiku")
     assert off.max_tokens == limits_for("claude-3-haiku").max_tokens  # within what it allows
+
+
+def test_a_fifo_or_a_link_out_of_the_project_is_a_problem_not_a_command(tmp_path: Path):
+    # Red team: a cloned repository's FIFO named x.md hung start-up (and `-p /x`) forever;
+    # a command file linked to a key sent the key to the model when its name was typed.
+    import os
+
+    folder = tmp_path / "project/.claude/commands"
+    write(folder / "good.md", "Fine.")
+    os.mkfifo(folder / "hang.md")
+    key = write(tmp_path / "home/.ssh/id_rsa", "SECRET KEY")
+    (folder / "key.md").symlink_to(key)
+    registry, problems = load(tmp_path)
+    assert registry.find("good") is not None
+    assert registry.find("hang") is None and registry.find("key") is None
+    messages = sorted((p.path.name, p.message) for p in problems)
+    assert messages == [
+        ("hang.md", "is not a regular file"),
+        ("key.md", "is a link to a file outside the project"),
+    ]
