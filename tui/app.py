@@ -197,13 +197,19 @@ class ProctorApp(KeyActions):
     async def _ask_trust(self, prepared: PreparedSession) -> bool:
         """Whether the project's own settings and hooks apply; asks when it has any and the
         user has not said before (a project with none has nothing to trust or distrust)."""
+        from core.agent.skills import project_skill_files
         from core.settings.write import SettingsWriteError
         from core.trust import trust
 
         from .screens.trust import TrustScreen
         from .trust_findings import trust_findings
 
-        findings = trust_findings(prepared.settings, prepared.cwd, prepared.instructions)
+        findings = trust_findings(
+            prepared.settings,
+            prepared.cwd,
+            prepared.instructions,
+            project_skill_files(prepared.cwd),
+        )
         if not findings or self.options.trust or prepared.previously_trusted:
             return True
         trusted = await self.push_screen_wait(TrustScreen(prepared.cwd, findings))
@@ -340,7 +346,12 @@ class ProctorApp(KeyActions):
         rather than starting the agent again at once."""
         if not self.queued_prompts or self._quitting:
             return
-        held = [*self.queued_prompts]
+        from core.agent.commands import CommandPrompt
+
+        # A command goes back as it was typed (`/review 12`), not as the prompt a project's
+        # file expanded it into, which enter would otherwise send as if typed by hand (and
+        # a body such as `/permissions allow Bash` would then run as the built-in).
+        held = [p.typed if isinstance(p, CommandPrompt) else p for p in self.queued_prompts]
         self.queued_prompts.clear()
         prompt = self.prompt_input
         prompt.value = " ".join(filter(None, [prompt.value.strip(), *held]))

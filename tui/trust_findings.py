@@ -9,13 +9,14 @@ aside while untrusted); deny and ask rules are listed too because people like to
 there, though they always apply. Your own stdio MCP servers are listed too, when they would
 start in the project's directory: until you trust it they start elsewhere, since its files
 could change what they run (`npx` finds its `node_modules`, `python -m x` its `x.py`). The
-project's instruction files (CLAUDE.md, AGENTS.md, their imports) are listed as well: they
-steer the agent, so they are shown before they are used. An empty list means nothing here
+project's instruction files (CLAUDE.md, AGENTS.md, their imports) and skills are listed as
+well: they steer the agent, so they are shown before they are used. An empty list means nothing here
 depends on trust: nothing to ask about.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from core.agent.instructions import Instructions
@@ -37,7 +38,10 @@ def _shown(path: Path, project: Path) -> str:
 
 
 def trust_findings(
-    settings: Settings, project: Path, instructions: Instructions | None = None
+    settings: Settings,
+    project: Path,
+    instructions: Instructions | None = None,
+    skills: Sequence[Path] = (),
 ) -> list[str]:
     """One line per project settings file: `.proctor/settings.json: 2 hooks (PreToolUse, ...`,
     then one per project instruction file: `CLAUDE.md: instructions for the agent (12 lines)`."""
@@ -100,4 +104,6 @@ def trust_findings(
             f"{_shown(file.path, project)}: instructions for the agent "
             f"({_count(count, 'line')}{via})"
         )
+    for skill in skills:  # announced to the model by name and description once trusted
+        lines.append(f"{_shown(skill, project)}: a skill offered to the agent")
     return lines

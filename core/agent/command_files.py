@@ -1,8 +1,11 @@
 """Custom slash commands read from `commands/` folders of Markdown files.
 
-Where, first found wins for a name: the project's `.claude/commands/`, proctor's own
-`<config dir>/commands/`, then the user's `~/.claude/commands/` (in `CLAUDE_CONFIG_DIR` when
-set, as settings/paths.py finds the user's Claude settings). A file `review.md` is `/review`;
+Where, first found wins for a name: proctor's own `<config dir>/commands/`, the user's
+`~/.claude/commands/` (in `CLAUDE_CONFIG_DIR` when set, as settings/paths.py finds the user's
+Claude settings), then the project's `.claude/commands/`. The person's own commands come
+first, as their skills do (core/agent/skills.py): a cloned repository must not quietly
+replace the `/review` the person types every day with a prompt of its own; the project's
+file of that name is reported instead. A file `review.md` is `/review`;
 one in a subfolder, `frontend/build.md`, is `/build` shown as `(project:frontend)` and also
 answers to `/frontend:build`, which tells two `build.md` apart.
 
@@ -52,9 +55,9 @@ class FrontMatterError(ValueError):
 
 def command_dirs(cwd: Path) -> list[tuple[CommandScope, Path]]:
     return [
-        ("project", cwd / ".claude" / "commands"),
         ("proctor", user_config_dir() / "commands"),
         ("user", claude_user_dir() / "commands"),
+        ("project", cwd / ".claude" / "commands"),
     ]
 
 
@@ -75,16 +78,30 @@ def load_custom_commands(
         for path in files:
             found = read_command_file(path, folder, scope)
             if isinstance(found, CustomCommand):
+                own = _own_named(commands, found.name) if scope == "project" else None
+                if own is not None and not found.namespace:  # namespaced: /ns:name still works
+                    hidden = f"hidden by your own /{own.name} ({own.path})"
+                    problems.append(CommandFileProblem(path, None, hidden))
                 commands.append(found)
             else:
                 problems.append(found)
     return commands, problems
 
 
+def _own_named(commands: Iterable[CustomCommand], name: str) -> CustomCommand | None:
+    """The person's own command (proctor's or the user's folder) called `name`, if any."""
+    return next((c for c in commands if c.scope != "project" and c.name == name), None)
+
+
 def read_command_file(
     path: Path, root: Path, scope: CommandScope
 ) -> CustomCommand | CommandFileProblem:
     try:
+        if not path.is_file():  # a FIFO would block the read, and with it start-up, forever
+            return CommandFileProblem(path, None, "is not a regular file")
+        if scope == "project" and not path.resolve().is_relative_to(root.parent.parent.resolve()):
+            # A link to ~/.ssh/id_rsa would be sent to the model by typing its name.
+            return CommandFileProblem(path, None, "is a link to a file outside the project")
         if path.stat().st_size > MAX_COMMAND_BYTES:
             return CommandFileProblem(path, None, f"is larger than {MAX_COMMAND_BYTES // 1024} KB")
         text = path.read_text(encoding="utf-8")

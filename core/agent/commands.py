@@ -147,13 +147,21 @@ class CommandPrompt(str):
 
     model: str | None
     narrowing: SkillScope | None
+    typed: str
+    """The line the person typed (`/review 12`): what goes back into the input when the
+    prompt is held unsent, so it is run again as the command, never as its expansion."""
 
     def __new__(
-        cls, text: str, model: str | None = None, narrowing: SkillScope | None = None
+        cls,
+        text: str,
+        model: str | None = None,
+        narrowing: SkillScope | None = None,
+        typed: str | None = None,
     ) -> CommandPrompt:
         prompt = super().__new__(cls, text)
         prompt.model = model
         prompt.narrowing = narrowing
+        prompt.typed = text if typed is None else typed
         return prompt
 
 
@@ -181,7 +189,7 @@ class CommandRegistry:
     _by_name: dict[str, Command] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        for custom in self.custom:  # the first of a name wins: project, proctor's, user's
+        for custom in self.custom:  # the first of a name wins: proctor's, user's, project
             self._by_name.setdefault(custom.name, custom)
             if custom.namespace:  # /frontend:build too, to tell two build.md apart
                 self._by_name.setdefault(f"{custom.namespace}:{custom.name}", custom)
@@ -248,7 +256,8 @@ def resolve(text: str, registry: CommandRegistry) -> Resolved:
         return UnknownCommand(name)
     if isinstance(command, BuiltinCommand):
         return RunBuiltin(command, arguments)
-    prompt = CommandPrompt(expand(command.body, arguments), command.model, narrowing_of(command))
+    expanded = expand(command.body, arguments)
+    prompt = CommandPrompt(expanded, command.model, narrowing_of(command), text.strip())
     return SendPrompt(command, arguments, prompt)
 
 

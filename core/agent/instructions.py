@@ -27,7 +27,7 @@ the project's files are used at all (`Instructions.user_only`).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -287,8 +287,11 @@ class InstructionSet:
         *,
         follow_subdirectories: bool = True,
         history: Sequence[Mapping[str, Any]] = (),
+        refusal: Callable[[LoadedInstruction], str | None] | None = None,
     ) -> None:
         self.cwd = cwd.resolve()
+        self.refusal = refusal
+        """Why a file found later must not reach the model (instruction_access.py)."""
         self.start = start
         self.follow_subdirectories = follow_subdirectories
         self._found: list[LoadedInstruction] = []
@@ -335,9 +338,14 @@ class InstructionSet:
             for name, source in PER_DIRECTORY:
                 reader.read(directory / name, source, found_on_read=target)
         self._seen |= reader.seen
-        self._found += reader.files
+        found = reader.files
+        if self.refusal is not None:
+            refusals = [(f, self.refusal(f)) for f in found]
+            found = [f for f, why in refusals if why is None]
+            reader.problems += [why for _, why in refusals if why is not None]
+        self._found += found
         self._problems += reader.problems
-        return reader.files
+        return found
 
 
 def reminder_text(files: Iterable[LoadedInstruction]) -> str:

@@ -51,6 +51,7 @@ from .compaction import context_window, threshold_of
 from .compactor import Compactor
 from .demo_workspace import ScratchWorkspace, demo_place, discard, sample_dir
 from .git_facts import sandboxed_git_facts
+from .instruction_access import Refusal, admitted, instruction_refusal
 from .instructions import Instructions, InstructionSet, load_instructions
 from .loop import AgentLoop, TurnEnded
 from .model import DEFAULT_MODEL, ModelClient, limits_for
@@ -66,7 +67,7 @@ from .sessions import (
     read_meta,
     set_title,
 )
-from .skills import session_skills
+from .skills import project_skill_files, session_skills
 from .subagents import SessionSubAgents
 from .transcript import Transcript, transcribing
 from .transcript_records import clear_record, end_record, start_record
@@ -376,7 +377,14 @@ async def open_session(
     audit = AuditLog(session.audit_path)
     session_services = SessionServices()
     session_services.provide(SANDBOX, sandbox)
-    skills = session_skills(prepared.cwd)
+    # The person trusted the directory itself, not only "its settings apply" (which a front
+    # end also says of a project with nothing to ask about).
+    directory_trusted = trusted and (
+        project_trusted
+        if project_trusted is not None
+        else prepared.previously_trusted or is_trusted(prepared.cwd)
+    )
+    skills = session_skills(prepared.cwd, project=directory_trusted)
     session_services.provide(SKILLS, skills)
     transcript = session.transcript()
     transcript.append(
@@ -403,12 +411,7 @@ async def open_session(
         emit=events,
         trusted=trusted,
         project_sources=PROJECT_SOURCES,
-        project_trusted=trusted
-        and (
-            project_trusted
-            if project_trusted is not None
-            else prepared.previously_trusted or is_trusted(prepared.cwd)
-        ),
+        project_trusted=directory_trusted,
     )
     session_services.provide(MCP, mcp)
     mcp.start()  # each server in its own task; the first prompt waits for them
@@ -437,7 +440,15 @@ async def open_session(
         started_context = "\n".join(began.additional_context)
         if began != NO_EVENT_OUTCOME:
             events(HookRan(hook_event="SessionStart", outcome=began))
-    instructions, instruction_notes = _instructions_for(prepared, trusted=trusted)
+    if not directory_trusted and (left_out := project_skill_files(prepared.cwd)):
+        names = ", ".join(path.parent.name for path in left_out)
+        notes.append(f"the project's skills ({names}) are not offered: it is not trusted")
+    instructions, instruction_notes = _instructions_for(
+        prepared,
+        trusted=trusted,
+        follow_subdirectories=directory_trusted,
+        refusal=instruction_refusal(prepared.cwd, lambda: store.get().permission_context),
+    )
     notes += instruction_notes
     loop = AgentLoop(
         model,
@@ -474,17 +485,31 @@ async def open_session(
 
 
 def _instructions_for(
-    prepared: PreparedSession, *, trusted: bool
+    prepared: PreparedSession,
+    *,
+    trusted: bool,
+    follow_subdirectories: bool | None = None,
+    refusal: Refusal | None = None,
 ) -> tuple[InstructionSet, list[str]]:
-    """The instructions the session uses, and what to tell the person about them."""
+    """The instructions the session uses, and what to tell the person about them.
+
+    Subdirectories' files are found only in a directory the person trusted: they are never
+    in the trust dialog (found later, as files are read), so a project whose only
+    instructions sit in `src/CLAUDE.md` would otherwise steer the model unasked."""
     found = prepared.instructions
     used = found if trusted else found.user_only()
+    if refusal is not None:
+        used = admitted(used, refusal)
     notes = [f"instructions: {problem}" for problem in used.problems]
     if not trusted and found.project_files:
         names = ", ".join(str(f.path) for f in found.project_files)
         notes.append(f"the project's instructions ({names}) are not used: it is not trusted")
     instructions = InstructionSet(
-        prepared.cwd, used, follow_subdirectories=trusted, history=prepared.history
+        prepared.cwd,
+        used,
+        follow_subdirectories=trusted if follow_subdirectories is None else follow_subdirectories,
+        history=prepared.history,
+        refusal=refusal,
     )
     return instructions, notes
 

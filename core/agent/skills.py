@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..config_dir import user_config_dir
 from ..settings.paths import claude_user_dir
-from ..tools.skill_files import SkillCatalog, SkillSource, discover
+from ..tools.skill_files import SKILL_FILE, SkillCatalog, SkillSource, discover
 
 
 def skill_directories(cwd: Path) -> list[tuple[Path, SkillSource]]:
@@ -25,6 +25,18 @@ def skill_directories(cwd: Path) -> list[tuple[Path, SkillSource]]:
     ]
 
 
-def session_skills(cwd: Path) -> SkillCatalog:
-    """The skills a session in `cwd` offers, and the problems of the files that were not."""
-    return discover(skill_directories(cwd))
+def session_skills(cwd: Path, *, project: bool = True) -> SkillCatalog:
+    """The skills a session in `cwd` offers, and the problems of the files that were not.
+    `project`: whether the person trusted the directory, so its own skills are offered (their
+    names and descriptions are in the model's prompt: a cloned repository's words steering
+    the model, which waits for trust as its CLAUDE.md does)."""
+    return discover(d for d in skill_directories(cwd) if project or d[1] != "project")
+
+
+def project_skill_files(cwd: Path) -> list[Path]:
+    """The project's own SKILL.md files, for the trust dialog to list."""
+    folder = cwd / ".claude" / "skills"
+    try:
+        return sorted(p / SKILL_FILE for p in folder.iterdir() if (p / SKILL_FILE).is_file())
+    except OSError:
+        return []

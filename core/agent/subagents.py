@@ -29,6 +29,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from ..abort import AbortSignal
+from ..access.context import SkillScope
+from ..app_state import AppState, AppStateStore, Updater
 from ..events import EngineEvent, EventSink, SubAgentEvent, ToolEvent
 from ..executor import ExecutorServices
 from ..tool import SubagentAccess, ToolContext, ToolPool, ToolResult
@@ -90,6 +92,11 @@ class SessionSubAgents:
         return await run_subagent(build_subagent(self, input, context), input, context.abort)
 
     def start(self, input: TaskInput, context: ToolContext) -> BackgroundStarted:
+        # It outlives the turn that started it, and with it the skills narrowing that turn:
+        # they go on narrowing its calls, or a skill's limits would end by going background.
+        scopes = context.permission_context.skill_scopes
+        if scopes:
+            context = context.replace(app_state=ScopedStore(context.app_state, scopes))
         agent = self.background.start(build_subagent(self, input, context), input)
         return BackgroundStarted(agent.id, input.subagent_type, input.description)
 
@@ -116,6 +123,30 @@ class SessionSubAgents:
 
     async def close(self) -> None:
         await self.background.close()
+
+
+class ScopedStore(AppStateStore):
+    """The session's state as a background sub-agent sees it: shared (a mode switch reaches
+    it at once), with the skill scopes that were in force when it started always in force."""
+
+    __slots__ = ("_scopes", "_shared")
+
+    def __init__(self, shared: AppStateStore, scopes: tuple[SkillScope, ...]) -> None:
+        super().__init__()
+        self._shared, self._scopes = shared, scopes
+
+    def get(self) -> AppState:
+        state = self._shared.get()
+        permissions = state.permission_context
+        missing = tuple(s for s in self._scopes if s not in permissions.skill_scopes)
+        if not missing:
+            return state
+        scopes = (*permissions.skill_scopes, *missing)
+        return state.with_permission_context(replace(permissions, skill_scopes=scopes))
+
+    def set(self, updater: Updater) -> AppState:
+        self._shared.set(updater)
+        return self.get()
 
 
 def tagging_sink(sink: EventSink, parent_tool_use_id: str, agent_label: str) -> EventSink:

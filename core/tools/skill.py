@@ -17,11 +17,12 @@ in `.claude/skills/<name>/`, `~/.claude/skills/<name>/` or proctor's config `ski
 - `allowed-tools` only narrows. From the call on, until the turn ends, a call that the list
   does not cover is refused (core/permissions/skill_scope.py); one it covers still goes
   through the rules and the mode. A skill never grants: a project's skills come from a
-  cloned repository and are text for the model, never code proctor runs, so they are
-  offered whether or not the project is trusted, and nothing in them can allow a call the
-  person would otherwise be asked about. "While it runs" is read as "until this turn ends":
-  a skill has no end of its own that proctor could see, and a turn is the span the person
-  watches; the loop ends every skill's scope when its turn ends (`end_skills`).
+  cloned repository and are text for the model, never code proctor runs, and nothing in
+  them can allow a call the person would otherwise be asked about. Their names and
+  descriptions still steer the model, so a project's skills are offered only in a directory
+  the person trusted (core/agent/skills.py, live.py). "While it runs" is read as "until
+  this turn ends": a skill has no end of its own that proctor could see, and a turn is
+  the span the person watches; the loop ends every skill's scope when its turn ends (`end_skills`).
 - A sub-agent cannot load skills (its scope would narrow the person's own session, whose
   state it shares); it does work under the scope of a skill running in the main agent.
 """

@@ -42,6 +42,7 @@ from ..access.context import PermissionRule
 from ..access.targets import DomainTarget, canonical_host
 from ..permissions.call import prepare
 from ..permissions.decide import allowed_by_rules, find_rule
+from ..permissions.skill_scope import skill_refusal
 from ..results import format_size
 from ..tool import (
     Progress,
@@ -286,6 +287,9 @@ class WebFetch(Tool[WebFetchInput, FetchedPage | RedirectNotice]):
         call = prepare(self, WebFetchInput(url=location, prompt=prompt), context.cwd, permissions)
         if found := find_rule(call, "deny"):
             return found[0]
+        if refused := skill_refusal(call, allowed_by_rules):
+            # The hop is a new fetch: a running skill's allowed-tools must cover it too.
+            return f"{refused.decided_by.detail} do not cover fetching from {host}"
         if found := find_rule(call, "ask"):
             return f"{found[0].describe()} asks before fetching from {host}"
         if allowed_by_rules(call):

@@ -492,6 +492,21 @@ def test_trust_findings_is_empty_without_project_settings(isolated_home: Path):
     assert trust_findings(settings, isolated_home) == []  # ... and is not the project's
 
 
+def test_trust_findings_list_the_projects_skills(isolated_home: Path):
+    # A project with nothing but a skill is still asked about: its description would be in
+    # the model's prompt (red team).
+    from core.agent.skills import project_skill_files
+
+    skill = isolated_home / ".claude" / "skills" / "setup" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text("---\nname: setup\ndescription: d\n---\nbody\n")
+    settings = load_settings(isolated_home)
+    files = project_skill_files(isolated_home)
+    assert trust_findings(settings, isolated_home, None, files) == [
+        ".claude/skills/setup/SKILL.md: a skill offered to the agent"
+    ]
+
+
 async def test_trust_screen_lists_the_findings():
     dialog = TrustScreen(Path("/work/cloned"), [".proctor/settings.json: 1 hook (Stop)"])
     app = Host(dialog)

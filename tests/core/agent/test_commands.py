@@ -30,9 +30,9 @@ def write(path: Path, text: str) -> Path:
 
 def load(tmp_path: Path) -> tuple[CommandRegistry, list]:
     dirs = [
-        ("project", tmp_path / "project" / ".claude" / "commands"),
         ("proctor", tmp_path / "config" / "commands"),
         ("user", tmp_path / "claude" / "commands"),
+        ("project", tmp_path / "project" / ".claude" / "commands"),
     ]
     custom, problems = load_custom_commands(tmp_path / "project", dirs)  # type: ignore[arg-type]
     return CommandRegistry(custom), problems
@@ -192,15 +192,20 @@ def test_a_file_that_is_not_text_is_a_problem_not_a_crash(tmp_path: Path):
     assert [p.path.name for p in problems] == ["binary.md"]
 
 
-def test_project_wins_over_proctor_over_user_and_subfolders_namespace(tmp_path: Path):
+def test_proctor_wins_over_user_over_project_and_subfolders_namespace(tmp_path: Path):
     write(tmp_path / "claude/commands/review.md", "user review")
     write(tmp_path / "config/commands/review.md", "proctor review")
     write(tmp_path / "project/.claude/commands/review.md", "project review")
     write(tmp_path / "claude/commands/standup.md", "user standup")
     write(tmp_path / "project/.claude/commands/frontend/build.md", "build the frontend")
     write(tmp_path / "project/.claude/commands/backend/build.md", "build the backend")
-    registry, _ = load(tmp_path)
-    assert registry.find("review").body == "project review"  # type: ignore[union-attr]
+    registry, problems = load(tmp_path)
+    # The person's own /review, never a cloned repository's: its file is reported instead.
+    assert registry.find("review").body == "proctor review"  # type: ignore[union-attr]
+    assert [str(p) for p in problems] == [
+        f"{tmp_path}/project/.claude/commands/review.md: hidden by your own /review "
+        f"({tmp_path}/config/commands/review.md) (this command is left out)"
+    ]
     assert registry.find("standup").scope == "user"  # type: ignore[union-attr]
     assert registry.find("frontend:build").body == "build the frontend"  # type: ignore[union-attr]
     assert registry.find("backend:build").body == "build the backend"  # type: ignore[union-attr]
@@ -267,3 +272,23 @@ def test_another_model_gets_its_own_budget_and_thinking():
     assert (off.max_tokens, off.thinking) == (20_000, "off")  # the person's choices stay
     off.use_model("claude-3-haiku")
     assert off.max_tokens == limits_for("claude-3-haiku").max_tokens  # within what it allows
+
+
+def test_a_fifo_or_a_link_out_of_the_project_is_a_problem_not_a_command(tmp_path: Path):
+    # Red team: a cloned repository's FIFO named x.md hung start-up (and `-p /x`) forever;
+    # a command file linked to a key sent the key to the model when its name was typed.
+    import os
+
+    folder = tmp_path / "project/.claude/commands"
+    write(folder / "good.md", "Fine.")
+    os.mkfifo(folder / "hang.md")
+    key = write(tmp_path / "home/.ssh/id_rsa", "SECRET KEY")
+    (folder / "key.md").symlink_to(key)
+    registry, problems = load(tmp_path)
+    assert registry.find("good") is not None
+    assert registry.find("hang") is None and registry.find("key") is None
+    messages = sorted((p.path.name, p.message) for p in problems)
+    assert messages == [
+        ("hang.md", "is not a regular file"),
+        ("key.md", "is a link to a file outside the project"),
+    ]

@@ -40,7 +40,10 @@ def project(tmp_path: Path) -> Path:
     return root
 
 
-async def run_reading(project: Path, *, trusted: bool) -> tuple[LiveSession, list[Any]]:
+async def run_reading(
+    project: Path, *, trusted: bool, asked: bool = True
+) -> tuple[LiveSession, list[Any]]:
+    """`asked`: the person answered the trust question (else nothing was asked)."""
     read = {"type": "tool_use", "name": "Read", "input": {"file_path": "{workspace}/lib/gen.py"}}
     script = {
         "name": "t",
@@ -63,6 +66,7 @@ async def run_reading(project: Path, *, trusted: bool) -> tuple[LiveSession, lis
         prepared,
         sink=EventRecorder(),
         trusted=trusted,
+        project_trusted=trusted if asked else None,
         model=ModelClient(demo.client(max_retries=0), model=DEMO_MODEL),
     )
     ended = await live.send("look at lib")
@@ -135,5 +139,52 @@ async def test_the_demo_sample_brings_its_claude_md_and_the_readme_it_imports(
         assert live.instructions.problems == ()
         stable = live.loop.extra_prompt
         assert "python3 -m unittest" in stable and "## Layout" in stable
+    finally:
+        await live.close()
+
+
+async def test_instructions_cannot_bring_in_files_outside_the_project_or_denied_ones(
+    project: Path, tmp_path: Path
+) -> None:
+    # Red team: a trusted project's CLAUDE.md importing a key from elsewhere, a CLAUDE.md in a
+    # subdirectory that is a link to another key, and an import a Read deny rule covers: none
+    # of them is sent to the model; each is reported.
+    secrets = tmp_path / "home" / ".ssh"
+    secrets.mkdir(parents=True)
+    (secrets / "id_rsa").write_text("KEY-ONE-imported\n")
+    (secrets / "id_ed25519").write_text("KEY-TWO-linked\n")
+    (project / "CLAUDE.md").write_text(f"Run make check.\n@docs/style.md\n@{secrets}/id_rsa\n")
+    (project / "lib" / "CLAUDE.md").symlink_to(secrets / "id_ed25519")
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").write_text(
+        json.dumps({"permissions": {"deny": ["Read(./docs/**)"]}})
+    )
+    live, requests = await run_reading(project, trusted=True)
+    try:
+        sent = json.dumps(requests)
+        assert "make check" in sent and "never edit it by hand" in sent  # the rest still goes
+        assert "KEY-ONE" not in sent and "KEY-TWO" not in sent and "Prefer tabs" not in sent
+        assert live.instructions is not None
+        problems = "\n".join(live.instructions.problems)
+        assert "id_rsa: outside the project" in problems
+        assert f"-> {secrets / 'id_ed25519'}" in problems
+        assert "style.md: the deny rule Read(./docs/**)" in problems
+        assert any("id_rsa: outside the project" in note for note in live.notes)
+    finally:
+        await live.close()
+
+
+async def test_subdirectory_instructions_wait_for_the_person_to_trust_the_directory(
+    project: Path,
+) -> None:
+    # Red team: a project whose only instructions are in lib/ has nothing for the trust
+    # dialog, so the front end opens it as "trusted" without asking; lib/AGENTS.md must not
+    # then reach the model when a file there is read.
+    (project / "CLAUDE.md").unlink()
+    live, requests = await run_reading(project, trusted=True, asked=False)
+    try:
+        assert "never edit it by hand" not in json.dumps(requests)
+        assert live.instructions is not None
+        assert [f.source for f in live.instructions.loaded()] == ["user"]
     finally:
         await live.close()

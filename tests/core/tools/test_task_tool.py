@@ -349,3 +349,51 @@ async def test_a_sub_agent_shares_its_session_s_services(tmp_path: Path) -> None
     loop = build_subagent(subagents, task, r.context.replace(tool_use_id="toolu_task"))
     assert loop.context.options.services is r.context.options.services
     assert loop.context.options.tools is not None and "Edit" not in loop.context.options.tools.names
+
+
+async def test_a_background_agent_stays_within_the_skill_that_started_it(tmp_path: Path) -> None:
+    # Red team: the turn that started it ends (and with it the skill's scope in the shared
+    # state), but the background agent runs on: its calls must stay inside the skill's list.
+    from dataclasses import replace
+
+    from core.access.context import PermissionRule, SkillScope
+    from core.tools.task import TaskInput
+
+    write = tool("Write", file_path="{workspace}/escaped.txt", content="x")
+    r = rig(
+        tmp_path,
+        [
+            task(
+                "Write in the background.",
+                [[write], [text("Tried.")]],
+                subagent_type="general-purpose",
+                run_in_background=True,
+            )
+        ],
+    )
+    only_reads = SkillScope("reader", (PermissionRule("Read", None, "allow", source="skill"),))
+    store = r.context.app_state
+    store.set(
+        lambda s: s.with_permission_context(
+            replace(s.permission_context, skill_scopes=(only_reads,))
+        )
+    )
+    subagents = r.context.options.services.get(SUBAGENTS)
+    assert isinstance(subagents, SessionSubAgents)
+    started = subagents.start(
+        TaskInput(
+            description="look at things",
+            prompt="Write in the background.",
+            subagent_type="general-purpose",
+            run_in_background=True,
+        ),
+        r.context.replace(tool_use_id="toolu_task"),
+    )
+    # The turn ends before the agent makes its first call (the loop's end_skills).
+    store.set(lambda s: s.with_permission_context(replace(s.permission_context, skill_scopes=())))
+    agent = subagents.background.get(started.agent_id)
+    assert agent is not None and await agent.wait(HANG_BOUND_S)
+    assert not (r.workspace / "escaped.txt").exists()
+    ends = [e for e in r.tool_events() if isinstance(e, ToolCompleted) and e.tool_name == "Write"]
+    assert [e.denied_by.kind if e.denied_by else None for e in ends] == ["skill"]
+    await r.context.options.services.close()

@@ -11,7 +11,7 @@ import asyncio
 import gzip
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -549,3 +549,21 @@ def test_converter_survives_broken_html() -> None:
     )
     assert html_to_markdown("</p></div></a>text<", "").markdown == "text<"
     assert html_to_markdown("", "").markdown == ""
+
+
+async def test_a_running_skill_stops_a_redirect_its_allowed_tools_do_not_cover(
+    server: Server,
+) -> None:
+    # The person allows localhost; the skill lists only 127.0.0.1: a redirect there must not
+    # be followed while the skill narrows the turn (red team: the hop skipped the scope).
+    from core.access.context import SkillScope
+
+    start = server.redirect("/go", server.url("/x", host="localhost"))
+    scope = SkillScope(
+        "fetcher", (PermissionRule("WebFetch", "domain:127.0.0.1", "allow", source="skill"),)
+    )
+    permissions = rules(("allow", "domain:localhost"), ("allow", "domain:127.0.0.1"))
+    ctx = context(replace(permissions, skill_scopes=(scope,)))
+    data, text, _ = await fetch(start, ctx=ctx)
+    assert isinstance(data, RedirectNotice) and "the skill 'fetcher'" in text
+    assert server.hits == [("127.0.0.1", "/go")]
