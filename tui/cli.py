@@ -421,7 +421,6 @@ def run_print(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
     from core.agent.headless import HeadlessOptions, run_headless
-    from core.agent.scenario import ScenarioError
 
     # A headless run is the same session, plus what only headless runs have.
     options = HeadlessOptions(
@@ -432,7 +431,11 @@ def run_print(args: argparse.Namespace) -> int:
     )
     try:
         status = asyncio.run(run_headless(options))
-    except ScenarioError as error:
+    except ValueError as error:  # the scenario module loads only for a demo's error
+        from core.agent.scenario import ScenarioError
+
+        if not isinstance(error, ScenarioError):
+            raise
         print(f"proctor: {error}", file=sys.stderr)
         return 2
     # The session is closed and everything printed: skip the interpreter's teardown.

@@ -25,10 +25,13 @@ import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .options import SessionOptions
-from .scenario import Scenario
 from .sessions import Session, read_meta
+
+if TYPE_CHECKING:
+    from .scenario import Scenario
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,7 @@ where the kernel offers no sandbox, git is not run at all and the branch is read
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 from dataclasses import dataclass
@@ -71,8 +72,7 @@ def sandboxed_git_facts(
     cwd: Path, sandbox: SessionSandbox, permissions: ToolPermissionContext
 ) -> GitFacts:
     """The facts, with git run in the session's read-only sandbox, or not run at all. Runs
-    on a worker thread started beside the SDK's import (it waits there for the probe; git's
-    fork and exec then overlap the import instead of coming after it)."""
+    on a worker thread while the rest of the session opens (it waits there for the probe)."""
     from ..access.sandbox_policy import ReadOnly
 
     support = sandbox.support_on_a_thread()
@@ -87,6 +87,23 @@ def sandboxed_git_facts(
         return read_git_facts(cwd, fence)
     finally:
         fence.finish()
+
+
+class GitFactsOnTheWay:
+    """The facts while git runs on its thread: until it has answered (a headless run's
+    first request may leave before it does, rather than wait), what `.git` itself says, the
+    status marked as not read yet. The volatile part of the prompt is not cached, so the
+    fuller text that follows costs the cache nothing."""
+
+    def __init__(self, reading: asyncio.Future[GitFacts], cwd: Path) -> None:
+        self._reading = reading
+        self._meanwhile = facts_from_files(cwd, "still being read when this request was sent")
+
+    def describe(self) -> str:
+        reading = self._reading
+        if reading.done() and not reading.cancelled() and reading.exception() is None:
+            return reading.result().describe()
+        return self._meanwhile.describe()
 
 
 def read_git_facts(cwd: Path, fence: Fence | None) -> GitFacts:

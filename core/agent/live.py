@@ -18,7 +18,7 @@ import asyncio
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 from .. import __version__
 from ..access.context import PermissionMode
@@ -50,14 +50,13 @@ from . import demo_workspace
 from .compaction import context_window, threshold_of
 from .compactor import Compactor
 from .demo_workspace import ScratchWorkspace, demo_place, discard, sample_dir
-from .git_facts import sandboxed_git_facts
+from .git_facts import GitFacts, GitFactsOnTheWay, facts_from_files, sandboxed_git_facts
 from .instruction_access import Refusal, admitted, instruction_refusal
 from .instructions import Instructions, InstructionSet, load_instructions
 from .loop import AgentLoop, TurnEnded
 from .model import DEFAULT_MODEL, ModelClient, limits_for
 from .options import SessionOptions as SessionOptions  # re-exported: callers build both here
 from .prompt import Environment
-from .scenario import Scenario
 from .sessions import (
     Session,
     SessionNotFound,
@@ -73,6 +72,9 @@ from .transcript import Transcript, transcribing
 from .transcript_records import clear_record, end_record, start_record
 from .transcript_replay import Past, past_events
 from .transcript_resume import RestoredState, messages_from, restored_state
+
+if TYPE_CHECKING:
+    from .scenario import Scenario
 
 
 @dataclass(slots=True)
@@ -355,11 +357,21 @@ async def open_session(
     # On a thread; the first command's decision waits for it. Started before the model
     # client: its fork and exec overlap the SDK's import.
     sandbox.start_probe()
-    git_facts = asyncio.get_running_loop().run_in_executor(
-        None, sandboxed_git_facts, prepared.cwd, sandbox, permissions
-    )
     if model is None:
         model = _model_for(prepared)
+    git: GitFacts | GitFactsOnTheWay
+    if permission_port is None:
+        # A headless run sends its first request at once: git (its fence built, its
+        # process forked) would hold the interpreter just then, for a status a script's
+        # checkout rarely needs. What `.git` says costs nothing.
+        git = facts_from_files(prepared.cwd, "not read in a headless run")
+    else:
+        # After the SDK's import, not beside it (building the fence and forking git hold
+        # the interpreter, which would slow the import), and no request waits for it.
+        reading = asyncio.get_running_loop().run_in_executor(
+            None, sandboxed_git_facts, prepared.cwd, sandbox, permissions
+        )
+        git = GitFactsOnTheWay(reading, prepared.cwd)
     todos = tuple(_todo(item) for item in prepared.restored.todos)
     store = AppStateStore(AppState(permission_context=permissions, todos=todos))
     hooks = (
@@ -454,7 +466,7 @@ async def open_session(
         model,
         services,
         context,
-        environment=Environment(cwd=prepared.cwd, git=await git_facts),
+        environment=Environment(cwd=prepared.cwd, git=git),
         instructions=instructions,
         extra_prompt="\n\n".join(
             part for part in (instructions.start.prompt_text(), started_context) if part

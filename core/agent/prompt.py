@@ -33,7 +33,7 @@ from ..access.context import ToolPermissionContext
 from ..access.modes import MODE_LABELS
 from ..tool import ToolOptions
 from ..tools.tool_search import deferred_tools_notice
-from .git_facts import GitFacts
+from .git_facts import GitFacts, GitFactsOnTheWay
 
 CACHE_BREAKPOINT: dict[str, str] = {"type": "ephemeral"}
 
@@ -65,7 +65,7 @@ class Environment:
     cwd: Path
     platform: str = platform.system()
     date: str = ""
-    git: GitFacts | None = None
+    git: GitFacts | GitFactsOnTheWay | None = None
     """Read once when the session opens; None (a sub-agent, a test) says nothing of git."""
 
     def describe(self) -> str:

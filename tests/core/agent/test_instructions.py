@@ -292,6 +292,21 @@ def test_a_repository_cannot_run_a_program_through_the_prompts_git_status(
     assert not escaped.exists()
 
 
+async def test_until_git_has_answered_a_request_says_what_dot_git_says(tmp_path: Path) -> None:
+    import asyncio
+
+    from core.agent.git_facts import GitFactsOnTheWay
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "HEAD").write_text("ref: refs/heads/trunk\n")
+    reading: asyncio.Future[GitFacts] = asyncio.get_running_loop().create_future()
+    on_the_way = GitFactsOnTheWay(reading, tmp_path)
+    assert "Current branch: trunk" in on_the_way.describe()
+    assert "still being read when this request was sent" in on_the_way.describe()
+    reading.set_result(GitFacts("repository", branch="trunk", status=("?? a.txt",)))
+    assert on_the_way.describe().endswith("?? a.txt")
+
+
 def test_a_long_git_status_is_cut_and_says_so() -> None:
     facts = GitFacts("repository", branch="main", status=("M a",) * 30, omitted=12)
     assert facts.describe().endswith("... and 12 more lines (run git status to see them all)")
