@@ -1,17 +1,20 @@
 """What the prompt's volatile part says about git: a repository or not, the branch, a short status.
 
 The seeds' system tells its model this at the start of a conversation, as a snapshot: read
-once when the session opens (one `git status --short --branch`), never per request, so
-building a request stays cheap and the text does not change under the cache from one request
-to the next. A status longer than `MAX_STATUS_LINES` is cut, saying how many lines were left
-out. No git, or a git that fails, is said plainly rather than guessed.
+once when the session opens (one `git status --short --branch`, on a thread), never per
+request, so building a request stays cheap. No request waits for it: until git has answered,
+a request says what `.git` itself says (`GitFactsOnTheWay`; the volatile part is not cached,
+so the fuller text later costs the cache nothing). A status longer than `MAX_STATUS_LINES`
+is cut, saying how many lines were left out. No git, or a git that fails, is said plainly
+rather than guessed.
 
 `git status` runs a repository's own configuration (`core.fsmonitor`, clean filters from
 `.gitattributes`), so a cloned repository could run a program the moment proctor starts,
 before anyone was asked anything. So it runs only inside the session's read-only sandbox
 (`fence`: no writes, no network), like any read-only command the analysis waves through;
-where the kernel offers no sandbox, git is not run at all and the branch is read from
-`.git/HEAD` instead, the status left out and the model told why.
+where the kernel offers no sandbox (and in headless runs, whose first request leaves at
+once: live.py), git is not run at all and the branch is read from `.git/HEAD` instead, the
+status left out and the model told why.
 """
 
 from __future__ import annotations
