@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -29,3 +30,12 @@ def collector_unfrozen() -> Iterator[None]:
     yield
     gc.unfreeze()
     gc.enable()
+
+
+@pytest.fixture
+def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sessions, settings and home in the test's own folder, for the tests that run the
+    whole app (their modules use it with `pytestmark`)."""
+    monkeypatch.setenv("PROCTOR_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("PROCTOR_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))

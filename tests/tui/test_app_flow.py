@@ -24,12 +24,7 @@ from tui.screens.trust import TrustScreen
 from tui.screens.viewer import OutputViewerScreen
 from tui.widgets.tool_queue import ToolQueue
 
-
-@pytest.fixture(autouse=True)
-def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PROCTOR_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("PROCTOR_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+pytestmark = pytest.mark.usefixtures("isolated_dirs")  # tests/tui/conftest.py
 
 
 @pytest.fixture
