@@ -167,7 +167,7 @@ def prepare_session(options: SessionOptions) -> PreparedSession:
         past=past,
         resumed=earlier is not None,
         scratch=scratch,
-        instructions=load_instructions(cwd),
+        instructions=load_instructions(cwd, user=settings.read_claude),
     )
 
 
@@ -476,7 +476,9 @@ async def open_session(
         max_turns=options.max_turns,
         compactor=_compactor_for(prepared, model),
     )
-    session_services.provide(SUBAGENTS, SessionSubAgents(model, services))
+    session_services.provide(
+        SUBAGENTS, SessionSubAgents(model, services, instructions=instructions)
+    )
     if todos:
         events(TodosChanged(todos=todos))  # a resumed list: the front end shows it again
     return LiveSession(
