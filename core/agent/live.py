@@ -192,6 +192,8 @@ class LiveSession:
     sandbox: SessionSandbox
     built_ins: ToolPool = field(default_factory=ToolPool)
     """The pool before MCP servers' tools are added (`mcp.extend`)."""
+    trusted: bool = True
+    """Whether the project's own settings apply (the status screen says which are set aside)."""
     _closed: bool = False
 
     @property
@@ -495,6 +497,7 @@ async def open_session(
         notes=notes,
         sandbox=sandbox,
         built_ins=built_ins,
+        trusted=trusted,
     )
 
 
