@@ -33,7 +33,7 @@ SETTINGS_WORDS: dict[str, str] = {
     "project": "project",
     "claude-local": "project's Claude, local",
     "claude-project": "project's Claude",
-    "mcp-json": ".mcp.json",
+    "mcp-json": "project's MCP servers",
     "user": "you",
     "claude-user": "your Claude settings",
 }

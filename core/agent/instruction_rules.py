@@ -19,6 +19,7 @@ order.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
@@ -95,7 +96,34 @@ def rule_scope(text: str, path: Path) -> tuple[tuple[str, ...], str, str | None]
     patterns = [paths] if isinstance(paths, str) else paths
     if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
         return (), body, f"{path}: `paths` must be a pattern or a list of them; used everywhere"
-    return tuple(p.strip() for p in patterns if p.strip()), body, None
+    scope = tuple(p.strip() for p in patterns if p.strip())
+    try:
+        _spec(scope)
+    except ValueError as error:  # pathspec's pattern errors are ValueErrors
+        return (
+            (),
+            body,
+            f"{path}: `paths` has a pattern that cannot be read ({error}); used everywhere",
+        )
+    return scope, body, None
+
+
+@functools.lru_cache(maxsize=128)
+def _spec(patterns: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
+    """The patterns as gitignore lines, `{a,b}` written out (people write `*.{ts,tsx}`)."""
+    return pathspec.GitIgnoreSpec.from_lines([e for p in patterns for e in _braces(p)])
+
+
+_BRACES = re.compile(r"\{([^{}]*,[^{}]*)\}")
+
+
+def _braces(pattern: str) -> list[str]:
+    """`src/*.{ts,tsx}` -> `src/*.ts`, `src/*.tsx` (each group in turn, not nested)."""
+    match = _BRACES.search(pattern)
+    if match is None:
+        return [pattern]
+    head, tail = pattern[: match.start()], pattern[match.end() :]
+    return [e for choice in match.group(1).split(",") for e in _braces(head + choice + tail)]
 
 
 def rule_applies(patterns: Iterable[str], base: Path, path: Path) -> bool:
@@ -104,5 +132,4 @@ def rule_applies(patterns: Iterable[str], base: Path, path: Path) -> bool:
         relative = PurePosixPath(path.relative_to(base).as_posix())
     except ValueError:
         return False
-    spec = pathspec.GitIgnoreSpec.from_lines(list(patterns))
-    return spec.match_file(str(relative))
+    return _spec(tuple(patterns)).match_file(str(relative))

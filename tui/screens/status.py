@@ -60,9 +60,11 @@ def facts_text(facts: StatusFacts) -> Text:
         return Text("\n").join(lines)
     where = shown_path(facts.session_dir) if facts.session_dir is not None else ""
     tokens, window = facts.context_tokens
-    context = facts.context.removeprefix("context ") or "not measured yet"
+    context = facts.context.removeprefix("context ")
     if window:
-        context += f" ({tokens:,} of {window:,} tokens)"
+        measured = f" ({tokens:,} of {window:,} tokens)" if context else ""
+        context = f"{context}{measured}" or f"not measured yet (a {window:,}-token window)"
+    context = context or "not measured yet"
     hooks = f"{facts.hooks} hook command{'s' if facts.hooks != 1 else ''}"
     if facts.hooks_set_aside:
         hooks += f"; {facts.hooks_set_aside} of the project's set aside (not trusted)"

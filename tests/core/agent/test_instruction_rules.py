@@ -167,3 +167,17 @@ def test_claude_settings_are_read_by_default(user_dir: Path, repo: Path) -> None
     settings = load_settings(repo)
     assert settings.read_claude is True
     assert [f.source for f in load_instructions(repo, user=settings.read_claude).files] == ["user"]
+
+
+def test_brace_patterns_match_each_choice_and_a_bad_pattern_is_reported(
+    user_dir: Path, repo: Path
+) -> None:
+    write(repo / ".claude" / "rules" / "ts.md", '---\npaths: "web/**/*.{ts,tsx}"\n---\nStrict.\n')
+    write(repo / ".claude" / "rules" / "bad.md", '---\npaths: ["!"]\n---\nCareful.\n')
+    start = load_instructions(repo)
+    # A pattern that cannot be read: the rule is used everywhere, and the person told.
+    assert [f.path.name for f in start.files] == ["bad.md"]
+    assert len(start.problems) == 1 and "cannot be read" in start.problems[0]
+    session = InstructionSet(repo, start)
+    assert session.on_read(repo / "web" / "a.js") == []
+    assert [f.path.name for f in session.on_read(repo / "web" / "ui" / "b.tsx")] == ["ts.md"]

@@ -302,3 +302,30 @@ async def test_a_headless_run_reports_instructions_that_join(
         assert [(r["paths"], r["found_by"]) for r in joined] == [
             ([str(project / "lib" / "AGENTS.md")], str(project / "lib" / "gen.py"))
         ]
+
+
+async def test_a_projects_rules_are_in_the_trust_question_and_wait_for_trust(
+    project: Path,
+) -> None:
+    rules = project / ".claude" / "rules"
+    rules.mkdir(parents=True)
+    (rules / "style.md").write_text("Name things plainly.\n")
+    (rules / "lib.md").write_text('---\npaths: ["lib/**"]\n---\nlib rule: regenerate it.\n')
+    prepared = prepare_session(SessionOptions(cwd=project))
+    findings = trust_findings(prepared.settings, project, prepared.instructions)
+    assert ".claude/rules/style.md: instructions for the agent (1 line)" in findings
+    assert any(f.startswith(".claude/rules/lib.md: instructions") for f in findings)
+    live, requests = await run_reading(project, trusted=False)
+    try:
+        said = json.dumps(requests)
+        assert "Name things plainly" not in said and "lib rule" not in said
+    finally:
+        await live.close()
+    live, requests = await run_reading(project, trusted=True)
+    try:
+        first, second = requests
+        assert "Name things plainly" in first["system"][0]["text"]
+        assert "lib rule" not in json.dumps(first)
+        assert "lib rule: regenerate it." in json.dumps(second["messages"][-1])
+    finally:
+        await live.close()
