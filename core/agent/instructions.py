@@ -187,6 +187,8 @@ class InstructionSet:
             how = SOURCE_LABELS[file.source]
             if file.imported_from is not None:
                 how += f"; imported by {file.imported_from}"
+            if file.applies_to:
+                how += f"; for files matching {', '.join(file.applies_to)}"
             if file.found_on_read is not None:
                 how += f"; found when {file.found_on_read} was read"
             rows.append((file.path, how))
