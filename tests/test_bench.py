@@ -38,6 +38,22 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 
 REGISTERED = run("--list").stdout.split()
 
+
+def _unmet_needs() -> dict[str, str]:
+    """Figures this machine cannot make, and why: the suite holds on any Linux."""
+    from core.sandbox.support import probe
+    from core.tools.grep import rg_path
+
+    unmet = {}
+    if not (support := probe()).available:
+        unmet["sandbox_overhead_ms"] = f"no kernel sandbox here: {support.problem}"
+    if rg_path() is None:
+        unmet["grep_vs_rg_ratio"] = "no ripgrep here"
+    return unmet
+
+
+UNMET = _unmet_needs()
+
 MAY_BE_ZERO = {"false_refusal_rate", "bash_1gb_rss_mb", "viewer_open_1gb_rss_mb"}
 """A share of nothing refused, a peak memory that did not grow."""
 DIFFERENCES = {"sandbox_overhead_ms", "mcp_call_overhead_ms"}
@@ -96,11 +112,16 @@ def test_an_unknown_figure_is_refused_with_the_known_ones():
 
 def test_the_smoke_run_of_every_benchmark_ends_without_a_failure(smoke):
     _, done = smoke
-    assert done.returncode == 0, done.stderr[-5000:]
+    failed = re.search(r"^failed, no figures: (.*)$", done.stderr, re.MULTILINE)
+    unexpected = set(failed.group(1).split("; ") if failed else ()) - set(UNMET)
+    assert not unexpected, done.stderr[-5000:]
+    assert done.returncode == (1 if failed else 0)
 
 
 @pytest.mark.parametrize("name", REGISTERED)
 def test_every_registered_figure_comes_out_of_its_smoke_run_well_formed(name, smoke):
+    if name in UNMET:
+        pytest.skip(UNMET[name])
     figures, done = smoke
     assert name in figures, f"the smoke run printed no {name}:\n{done.stderr[-3000:]}"
     figure = figures[name]
@@ -187,6 +208,8 @@ AGREEMENT: dict[str, tuple[str, Callable[[Details], float]]] = {
 
 @pytest.mark.parametrize("name", sorted(AGREEMENT))
 def test_a_figures_text_says_how_its_number_was_taken(name, smoke):
+    if name in UNMET:
+        pytest.skip(UNMET[name])
     figures, done = smoke
     assert name in figures, f"the smoke run printed no {name}:\n{done.stderr[-3000:]}"
     figure = figures[name]
