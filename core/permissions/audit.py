@@ -50,7 +50,11 @@ class AuditLog:
             }
         )
 
-    def answer(self, request: PermissionRequest, answer: PermissionAnswer) -> None:
+    def answer(
+        self, request: PermissionRequest, answer: PermissionAnswer, kept: str | None = None
+    ) -> None:
+        """`kept`: the rule the answer keeps (for the session or always), which may be the
+        request's suggestion rather than one the answer names; None when it keeps none."""
         approved = isinstance(answer, Approve)
         self._write(
             {
@@ -59,7 +63,7 @@ class AuditLog:
                 "tool": request.tool_name,
                 "answer": "approve" if approved else "reject",
                 "scope": answer.scope if isinstance(answer, Approve) else None,
-                "rule": answer.rule if isinstance(answer, Approve) else None,
+                "rule": kept,
                 "feedback": None if isinstance(answer, Approve) else answer.feedback,
                 "agent": request.agent_label,
                 "sandbox": request.sandbox if approved else None,
