@@ -37,6 +37,7 @@ from ..access.decision import (
     Deny,
     PermissionDecision,
     Risk,
+    nobody_to_answer,
 )
 from ..access.paths import PROTECTED_NAMES, absolute, both_forms, protected_part
 from ..access.rules import parse_rule, rule_names_tool
@@ -115,6 +116,9 @@ class DecisionChain:
         own = await tool.check_permissions(input, context)
         view = await self.sandbox.view() if self.sandbox is not None and tool.sandboxable else None
         decision = evaluate(call, hook, own, view)
+        if isinstance(decision, Ask) and call.permissions.avoid_prompts:
+            # Refused here rather than by the executor, so the audit log says it was refused.
+            decision = nobody_to_answer(tool.name, decision)
         if self.audit is not None:
             self.audit.decision(context.tool_use_id, tool.name, input, decision, call.permissions)
         return decision

@@ -644,3 +644,29 @@ def test_a_log_that_cannot_be_written_says_why_and_stops_nothing(tmp_path: Path)
     log.decision("toolu_a", "Read", {}, Allow(DecidedBy("mode", "x")), permissions())
     assert log.error is not None
     assert log.error.startswith(f"the audit log {blocker / 'audit.jsonl'} could not be written:")
+
+
+async def test_a_call_nobody_can_answer_is_recorded_as_refused_and_why(
+    tmp_path: Path, project: Path
+):
+    """Headless runs and background agents: the record says the call was refused because
+    nobody was there, not that it asked (which no answer would ever follow)."""
+    from dataclasses import replace
+
+    log = AuditLog(tmp_path / "audit.jsonl")
+    unattended = replace(permissions(), avoid_prompts=True)
+    context = make_context(TOOLS.values(), project, permission_context=unattended).for_call(
+        "toolu_alone", make_context([]).abort
+    )
+    tool = TOOLS["Bash"]
+    decision = await DecisionChain(audit=log).decide(
+        tool, tool.parse_input({"command": "touch made"}), context, NO_HOOK
+    )
+    log.close()
+    [record] = read_log(tmp_path / "audit.jsonl")
+    assert record["behavior"] == decision.behavior == "deny"
+    assert record["decided_by"] == {"kind": "default", "detail": "nobody was there to approve it"}
+    assert record["message"] == (
+        "Bash needs approval (`touch made` is not a read-only command.) and nobody is here "
+        "to give it, so it was not run."
+    )
