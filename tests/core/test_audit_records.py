@@ -423,6 +423,7 @@ async def run_asked(
     answers: list[PermissionAnswer],
     calls: list[tuple[str, dict[str, Any]]],
     mode: PermissionMode = "default",
+    agent_label: str | None = None,
 ) -> tuple[list[dict[str, Any]], list[str], ScriptedPort]:
     """Calls through the executor, one after another, with the person answering from
     `answers`: the audit records (timestamps checked and removed) and the rules kept."""
@@ -435,7 +436,9 @@ async def run_asked(
 
     port = ScriptedPort(list(answers))
     services = make_services(
-        permissions=DecisionChain(audit=log, remember=remember), permission_port=port
+        permissions=DecisionChain(audit=log, remember=remember),
+        permission_port=port,
+        agent_label=agent_label,
     )
     context = make_context(TOOLS.values(), project, permission_context=permissions(mode))
     since = time.time()
@@ -567,6 +570,16 @@ async def test_a_no_is_recorded_with_what_the_person_said_instead(tmp_path: Path
         answer("toolu_0", "Write", answer="reject", scope=None, feedback="put it in lib/ instead"),
     ]
     assert kept == [] and not (project / "src" / "a.py").exists()
+
+
+async def test_a_sub_agents_question_is_recorded_with_the_agent_that_asked(
+    tmp_path: Path, project: Path
+):
+    records, _, port = await run_asked(
+        tmp_path, project, [Approve("once")], [write(project, "a.py")], agent_label="Explore #2"
+    )
+    assert port.requests[0].agent_label == "Explore #2"
+    assert records[1] == answer("toolu_0", "Write", agent="Explore #2")
 
 
 async def test_a_remembered_rule_decides_in_the_next_session_and_names_its_file(
