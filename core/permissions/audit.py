@@ -4,6 +4,11 @@
 decision with what made it, and the user's answers with what they chose to keep. The file
 is append-only and flushed per line, so a crash loses at most the line being written. A log
 that cannot be written never stops a decision: the failure is kept in `error` for the UI.
+
+Two kinds of record, each field exact (tests/core/test_audit_records.py, and a real headless
+and app session in tests/test_audit_headless.py, tests/tui/test_audit_app.py): `decision`
+(what decided, in which mode, the words the person or model read, the sandbox) and `answer`
+(the person's choice and the rule it really kept, which may be the suggested one).
 """
 
 from __future__ import annotations

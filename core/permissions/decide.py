@@ -129,7 +129,7 @@ class DecisionChain:
         text = _rule_to_keep(request, answer)
         if self.audit is not None:
             self.audit.answer(request, answer, text)
-        if text is None:
+        if text is None or not isinstance(answer, Approve):
             return
         rule = parse_rule(text, "allow", source="session")
         context.set_app_state(
