@@ -370,6 +370,40 @@ async def test_leaving_the_sandbox_always_asks_and_says_so(tmp_path: Path, proje
     }
 
 
+async def test_a_tools_own_check_is_named(tmp_path: Path, project: Path):
+    """No built-in tool has a check of its own today; a tool that does (a plugin's, say) must
+    still be named in the record as what decided."""
+    from permission_tools import Opaque
+
+    from core.tool import PermissionResult
+
+    class Guarded(Opaque):
+        name = "Guarded"
+
+        async def check_permissions(self, input: Any, context: Any) -> PermissionResult:
+            if input.command == "refuse":
+                return PermissionResult("deny", "Guarded never runs this.")
+            return PermissionResult("ask", "Guarded wants a look first.")
+
+    refused = await decision_record(
+        tmp_path, project, "Guarded", {"command": "refuse"}, tool=Guarded()
+    )
+    assert refused == {
+        "behavior": "deny",
+        "decided_by": {"kind": "tool", "detail": "Guarded's own check"},
+        "message": "Guarded never runs this.",
+        "mode": "default",
+    }
+    (tmp_path / "audit.jsonl").unlink()
+    asks = await decision_record(tmp_path, project, "Guarded", {"command": "go"}, tool=Guarded())
+    assert asks == {
+        "behavior": "ask",
+        "decided_by": {"kind": "tool", "detail": "Guarded's own check"},
+        "message": "Guarded wants a look first.",
+        "mode": "default",
+    }
+
+
 def mcp_tool(name: str, *, read_only: bool) -> Any:
     from mcp.types import Tool as ListedTool
     from mcp.types import ToolAnnotations
