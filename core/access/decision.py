@@ -72,3 +72,16 @@ class Deny:
 
 
 PermissionDecision = Allow | Ask | Deny
+
+
+BY_NOBODY = DecidedBy("default", "nobody was there to approve it")
+
+
+def nobody_to_answer(tool_name: str, asked: Ask) -> Deny:
+    """What a call that would ask becomes when nobody can answer (a headless run, a
+    background agent): refused, saying what it would have asked."""
+    return Deny(
+        BY_NOBODY,
+        f"{tool_name} needs approval ({asked.message}) and nobody is here to give it, "
+        "so it was not run.",
+    )

@@ -37,7 +37,14 @@ from typing import Any, Literal, Protocol
 from pydantic import ValidationError
 
 from ..access.call_outcome import call_outcome, denial_message, unmistaken_content
-from ..access.decision import Allow, Ask, DecidedBy, Deny, PermissionDecision
+from ..access.decision import (
+    Allow,
+    Ask,
+    DecidedBy,
+    Deny,
+    PermissionDecision,
+    nobody_to_answer,
+)
 from ..access.sandbox_policy import SandboxPolicy, Unsandboxed
 from ..access.targets import CommandTarget
 from ..events import (
@@ -84,7 +91,6 @@ _INPUT_ERRORS = (ValidationError, ValueError, TypeError)
 BY_PERSON = DecidedBy("user", "the person said no")
 _PUT_TO_THE_PERSON = frozenset({"ExitPlanMode", "AskUserQuestion"})
 """The tools whose own result may be the person's "no" (`call_outcome` reads them)."""
-BY_NOBODY = DecidedBy("default", "nobody was there to approve it")
 BY_BROKEN_PROMPT = DecidedBy("default", "the approval prompt failed")
 
 REJECTED_BY_USER = (
@@ -375,11 +381,7 @@ class _CallRun:
         if isinstance(decision, Ask) and (
             services.permission_port is None or self.context.permission_context.avoid_prompts
         ):
-            decision = Deny(
-                BY_NOBODY,
-                f"{tool.name} needs approval ({decision.message}) and nobody is here to give it, "
-                "so it was not run.",
-            )
+            decision = nobody_to_answer(tool.name, decision)
         if isinstance(decision, Deny):
             raise self.deny(decision.decided_by, decision.message)
         before = parsed

@@ -4,6 +4,11 @@
 decision with what made it, and the user's answers with what they chose to keep. The file
 is append-only and flushed per line, so a crash loses at most the line being written. A log
 that cannot be written never stops a decision: the failure is kept in `error` for the UI.
+
+Two kinds of record, each field exact (tests/core/test_audit_records.py, and a real headless
+and app session in tests/test_audit_headless.py, tests/tui/test_audit_app.py): `decision`
+(what decided, in which mode, the words the person or model read, the sandbox) and `answer`
+(the person's choice and the rule it really kept, which may be the suggested one).
 """
 
 from __future__ import annotations
@@ -50,7 +55,11 @@ class AuditLog:
             }
         )
 
-    def answer(self, request: PermissionRequest, answer: PermissionAnswer) -> None:
+    def answer(
+        self, request: PermissionRequest, answer: PermissionAnswer, kept: str | None = None
+    ) -> None:
+        """`kept`: the rule the answer keeps (for the session or always), which may be the
+        request's suggestion rather than one the answer names; None when it keeps none."""
         approved = isinstance(answer, Approve)
         self._write(
             {
@@ -59,7 +68,7 @@ class AuditLog:
                 "tool": request.tool_name,
                 "answer": "approve" if approved else "reject",
                 "scope": answer.scope if isinstance(answer, Approve) else None,
-                "rule": answer.rule if isinstance(answer, Approve) else None,
+                "rule": kept,
                 "feedback": None if isinstance(answer, Approve) else answer.feedback,
                 "agent": request.agent_label,
                 "sandbox": request.sandbox if approved else None,

@@ -37,6 +37,7 @@ from ..access.decision import (
     Deny,
     PermissionDecision,
     Risk,
+    nobody_to_answer,
 )
 from ..access.paths import PROTECTED_NAMES, absolute, both_forms, protected_part
 from ..access.rules import parse_rule, rule_names_tool
@@ -115,6 +116,9 @@ class DecisionChain:
         own = await tool.check_permissions(input, context)
         view = await self.sandbox.view() if self.sandbox is not None and tool.sandboxable else None
         decision = evaluate(call, hook, own, view)
+        if isinstance(decision, Ask) and call.permissions.avoid_prompts:
+            # Refused here rather than by the executor, so the audit log says it was refused.
+            decision = nobody_to_answer(tool.name, decision)
         if self.audit is not None:
             self.audit.decision(context.tool_use_id, tool.name, input, decision, call.permissions)
         return decision
@@ -122,23 +126,30 @@ class DecisionChain:
     async def record_answer(
         self, request: PermissionRequest, answer: PermissionAnswer, context: ToolContext
     ) -> None:
+        text = _rule_to_keep(request, answer)
         if self.audit is not None:
-            self.audit.answer(request, answer)
-        if not isinstance(answer, Approve) or answer.scope == "once":
+            self.audit.answer(request, answer, text)
+        if text is None or not isinstance(answer, Approve):
             return
-        text = answer.rule or (request.suggestions[0] if request.suggestions else None)
-        if text is None:
-            if request.sandbox is not None:
-                # A command with no narrow rule to keep: keeping the tool would allow every
-                # command, which nobody said. This once only.
-                return
-            text = request.tool_name
         rule = parse_rule(text, "allow", source="session")
         context.set_app_state(
             lambda state: state.with_permission_context(state.permission_context.with_rules(rule))
         )
         if answer.scope == "always" and self.remember is not None:
             self.remember(str(rule))
+
+
+def _rule_to_keep(request: PermissionRequest, answer: PermissionAnswer) -> str | None:
+    """The rule a "yes" for the session or always keeps: the one the person chose, else the
+    request's first suggestion, else the tool; None when nothing is kept."""
+    if not isinstance(answer, Approve) or answer.scope == "once":
+        return None
+    text = answer.rule or (request.suggestions[0] if request.suggestions else None)
+    if text is None and request.sandbox is not None:
+        # A command with no narrow rule to keep: keeping the tool would allow every
+        # command, which nobody said. This once only.
+        return None
+    return text or request.tool_name
 
 
 def evaluate(

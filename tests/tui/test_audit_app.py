@@ -1,0 +1,161 @@
+"""A real app session (Pilot, the real engine on a scripted model) writes its audit log:
+each decision as the person saw it asked, each answer they gave with the keys they pressed,
+the rule "always" kept, and a question the mode settled, all in order, each exactly once."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from app_helpers import SIZE, bash, make_app, text, turn_over, until
+from sandbox_helpers import SUPPORT
+
+from core.settings.paths import settings_paths
+from tui.screens.permission import PermissionScreen
+
+pytestmark = pytest.mark.usefixtures("isolated_dirs")  # tests/tui/conftest.py
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    return folder
+
+
+def asking(app: Any) -> bool:
+    return isinstance(app.screen, PermissionScreen)
+
+
+def audit_records(app: Any) -> list[dict[str, Any]]:
+    path = app.live.session.audit_path
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+async def test_an_app_session_audits_every_decision_and_every_answer(project: Path):
+    write = {
+        "type": "tool_use",
+        "name": "Write",
+        "input": {"file_path": "{workspace}/notes.md", "content": "hello\n"},
+    }
+    app = make_app(
+        project,
+        [
+            [bash("touch one.txt")],
+            [bash("touch two.txt")],
+            [bash("touch two.txt")],  # the rule kept by "always" allows it
+            [bash("rm -rf build")],
+            [write],
+            [text("Done.")],
+        ],
+    )
+    started = time.time()
+    async with app.run_test(size=SIZE) as pilot:
+
+        async def answer_when_asked(written: int, *keys: str) -> None:
+            """Once the audit log holds `written` records and the dialog is up: the keys."""
+            await until(
+                pilot,
+                lambda: asking(app) and len(audit_records(app)) == written,
+                f"a dialog after {written} records",
+            )
+            await pilot.press(*keys)
+
+        await answer_when_asked(1, "y")
+        await answer_when_asked(3, "a")
+        await answer_when_asked(6, "n", *"keep the build", "enter")
+        await answer_when_asked(8, "shift+tab")  # accept edits settles the waiting Write
+        await until(pilot, lambda: turn_over(app), "the turn to end")
+        records = audit_records(app)
+    stamps = [record.pop("at") for record in records]
+    assert stamps == sorted(stamps) and started <= stamps[0] and stamps[-1] <= time.time()
+    ask_sandbox = (
+        {"sandbox": "none", "sandbox_why": "once a person says yes"}
+        if SUPPORT.available
+        else {"sandbox": "none", "sandbox_why": f"no sandbox here: {SUPPORT.problem}"}
+    )
+    kept = "Bash(touch two.txt:*)"
+    notes = {"file_path": str(project / "notes.md"), "content": "hello\n"}
+    assert records == [
+        asked("toolu_demo_0_0", "touch one.txt", ask_sandbox),
+        answered("toolu_demo_0_0", scope="once"),
+        asked("toolu_demo_1_0", "touch two.txt", ask_sandbox),
+        answered("toolu_demo_1_0", scope="always", rule=kept),
+        {
+            "kind": "decision",
+            "tool_use_id": "toolu_demo_2_0",
+            "tool": "Bash",
+            "input": {"command": "touch two.txt"},
+            "behavior": "allow",
+            "decided_by": {"kind": "rule", "detail": f"the allow rule {kept} (session)"},
+            "message": None,
+            "mode": "default",
+            "sandbox": "none",
+            "sandbox_why": f"allowed by the allow rule {kept} (session)"
+            if SUPPORT.available
+            else f"no sandbox here: {SUPPORT.problem}",
+        },
+        asked("toolu_demo_3_0", "rm -rf build", ask_sandbox),
+        answered(
+            "toolu_demo_3_0", answer="reject", scope=None, feedback="keep the build", sandbox=None
+        ),
+        {
+            "kind": "decision",
+            "tool_use_id": "toolu_demo_4_0",
+            "tool": "Write",
+            "input": notes,
+            "behavior": "ask",
+            "decided_by": {"kind": "default", "detail": "no rule allows it"},
+            "message": f"Write would change {project / 'notes.md'}.",
+            "mode": "default",
+        },
+        # The mode changed while the person was asked: decided again, by the new mode.
+        {
+            "kind": "decision",
+            "tool_use_id": "toolu_demo_4_0",
+            "tool": "Write",
+            "input": notes,
+            "behavior": "allow",
+            "decided_by": {
+                "kind": "mode",
+                "detail": "accept edits mode (inside the working directories)",
+            },
+            "message": None,
+            "mode": "acceptEdits",
+        },
+    ]
+    local = json.loads(settings_paths(project)["local"].read_text())
+    assert local["permissions"]["allow"] == [kept]
+    assert (project / "one.txt").exists() and (project / "notes.md").exists()
+
+
+def asked(tool_use_id: str, command: str, sandbox: dict[str, str]) -> dict[str, Any]:
+    reason = f"`{command}` is not a read-only command"
+    return {
+        "kind": "decision",
+        "tool_use_id": tool_use_id,
+        "tool": "Bash",
+        "input": {"command": command},
+        "behavior": "ask",
+        "decided_by": {"kind": "analysis", "detail": reason},
+        "message": f"{reason}.",
+        "mode": "default",
+        **sandbox,
+    }
+
+
+def answered(tool_use_id: str, **fields: Any) -> dict[str, Any]:
+    return {
+        "kind": "answer",
+        "tool_use_id": tool_use_id,
+        "tool": "Bash",
+        "answer": "approve",
+        "rule": None,
+        "feedback": None,
+        "agent": None,
+        "sandbox": "outside the sandbox",
+        **fields,
+    }
