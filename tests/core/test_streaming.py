@@ -128,6 +128,25 @@ async def test_a_failing_bash_call_cancels_its_sibling_shells_but_not_other_tool
     assert terminal_kinds(recorder, "long") == ["cancelled"]
 
 
+async def test_a_bash_call_arriving_after_a_sibling_failed_is_refused_and_others_still_run():
+    """The model streams `mkdir out` (fails), then `cp a out/`: the copy must not run once the
+    mkdir has failed, even though it arrived after the failure; a Read after it still runs."""
+    tracker = Tracker()
+    executor, recorder = executor_for(Shell(tracker), Sleep(tracker))
+    executor.add_tool(ToolCall("mkdir", "Bash", {"fail": True, "output": "exit 1"}))
+    await eventually(lambda: "completed" in recorder.kinds("mkdir"), "the failing shell's end")
+    executor.add_tool(ToolCall("cp", "Bash", {"output": "copied"}))
+    executor.add_tool(ToolCall("read", "Sleep", {"output": "file body"}))
+    results = {o.tool_use_id: o for o in outcomes_of(await drain(executor))}
+
+    assert results["cp"].cancelled == "sibling_error"
+    assert "a sibling command failed" in text_of(results["cp"])
+    assert "Bash(" in text_of(results["cp"])  # names the command that failed
+    assert "cp" not in tracker.entered
+    assert recorder.kinds("cp") == ["queued", "cancelled"]
+    assert text_of(results["read"]) == "file body"
+
+
 async def test_a_failing_read_does_not_cancel_anything():
     tracker = Tracker()
     executor, recorder = executor_for(Sleep(tracker), Shell(tracker))
