@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_helpers import make_context, make_services, text_of
+from engine_helpers import HANG_BOUND_S, make_context, make_services, text_of
 from pydantic import ValidationError
 
 from core.abort import AbortController
@@ -348,7 +348,8 @@ async def test_an_aborted_walk_stops_with_an_error(tmp_path):
     controller = AbortController()
     controller.abort("user_interrupted")
     ctx = context(tmp_path, abort=controller)
-    result = await asyncio.wait_for(TOOL.call(GlobInput(pattern="**/*"), ctx, lambda _p: None), 5)
+    walk = TOOL.call(GlobInput(pattern="**/*"), ctx, lambda _p: None)
+    result = await asyncio.wait_for(walk, HANG_BOUND_S)
     assert result.is_error and "interrupted" in result.data
 
 
