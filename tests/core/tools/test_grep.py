@@ -451,6 +451,7 @@ def test_the_tool_describes_itself():
 
 
 # -- cancellation ---------------------------------------------------------------------------
+# How soon an abort ends the call is a figure, not a limit here: bench/bench_cancel.py.
 
 
 @pytest.fixture
