@@ -91,7 +91,7 @@ def _check_ready(servers: Any, tools: int) -> None:
 # -- mcp_call_overhead_ms -----------------------------------------------------------------------
 
 
-async def _call_overhead(folder: Path) -> tuple[list[float], list[float]]:
+async def _call_overhead(folder: Path, calls: int, warm_up: int) -> tuple[list[float], list[float]]:
     from mcp import Client, StdioServerParameters
 
     from core.access.context import ToolPermissionContext
@@ -139,11 +139,11 @@ async def _call_overhead(folder: Path) -> tuple[list[float], list[float]]:
                     raise RuntimeError(f"the call through the lifecycle failed: {outcome.block}")
                 return elapsed * 1000
 
-            for i in range(WARM_UP):
+            for i in range(warm_up):
                 await bare(i)
                 await full(i)
             gc.collect()
-            for i in range(CALLS):
+            for i in range(calls):
                 # ABBA: neither side always goes first.
                 if i % 2:
                     bare_ms.append(await bare(i))
@@ -157,9 +157,10 @@ async def _call_overhead(folder: Path) -> tuple[list[float], list[float]]:
     return bare_ms, full_ms
 
 
-def call_overhead() -> list[Figure]:
+def call_overhead(*, quick: bool = False) -> list[Figure]:
+    calls, warm_up = (10, 2) if quick else (CALLS, WARM_UP)
     with tempfile.TemporaryDirectory(prefix="proctor-bench-mcp-") as folder:
-        bare, full = asyncio.run(_call_overhead(Path(folder)))
+        bare, full = asyncio.run(_call_overhead(Path(folder), calls, warm_up))
     bare_median, full_median = statistics.median(bare), statistics.median(full)
     return [
         Figure(
@@ -168,16 +169,16 @@ def call_overhead() -> list[Figure]:
             "ms",
             "<=",
             2,
-            f"median of {CALLS} `echo` calls to an SDK stdio server through the executor's "
-            f"whole lifecycle minus the median of {CALLS} bare `mcp.Client.call_tool` calls "
-            "to another copy of it, interleaved",
+            f"median of {calls} `echo` calls to an SDK stdio server through the executor's "
+            f"whole lifecycle minus the median of {calls} bare `mcp.Client.call_tool` calls "
+            f"to another copy of it, interleaved, after {warm_up} of each not counted",
             {
                 "full_median_ms": round(full_median, 3),
                 "bare_median_ms": round(bare_median, 3),
                 "full_p90_ms": round(statistics.quantiles(full, n=10)[-1], 3),
                 "bare_p90_ms": round(statistics.quantiles(bare, n=10)[-1], 3),
-                "calls_each": CALLS,
-                "warm_up_each": WARM_UP,
+                "calls_each": calls,
+                "warm_up_each": warm_up,
                 **_environment(),
             },
         )
@@ -201,20 +202,23 @@ async def _start(count: int, folder: Path) -> float:
     return elapsed
 
 
-async def _startup_rounds(folder: Path) -> tuple[list[float], list[float], float, float]:
+async def _startup_rounds(
+    folder: Path, rounds: int
+) -> tuple[list[float], list[float], float, float]:
     first_one = await _start(1, folder)
     first_five = await _start(5, folder)
     ones: list[float] = []
     fives: list[float] = []
-    for _ in range(START_ROUNDS):
+    for _ in range(rounds):
         ones.append(await _start(1, folder))
         fives.append(await _start(5, folder))
     return ones, fives, first_one, first_five
 
 
-def startup_parallel() -> list[Figure]:
+def startup_parallel(*, quick: bool = False) -> list[Figure]:
+    rounds = 1 if quick else START_ROUNDS
     with tempfile.TemporaryDirectory(prefix="proctor-bench-mcp-") as folder:
-        ones, fives, first_one, first_five = asyncio.run(_startup_rounds(Path(folder)))
+        ones, fives, first_one, first_five = asyncio.run(_startup_rounds(Path(folder), rounds))
     one, five = statistics.median(ones), statistics.median(fives)
     return [
         Figure(
@@ -224,8 +228,8 @@ def startup_parallel() -> list[Figure]:
             "<=",
             1.3,
             f"from McpServers.start() until ready(): five servers that each sleep {START_S:g} s "
-            "before answering, over one (median of "
-            f"{START_ROUNDS} rounds each, interleaved)",
+            f"before answering, over one (median of {rounds} rounds each, interleaved, after "
+            "one of each not counted)",
             {
                 "one_server_s": round(one, 4),
                 "five_servers_s": round(five, 4),

@@ -20,9 +20,10 @@ from pathlib import Path
 from common import Benchmark, Figure
 
 RUNS = 50
+PROBES = 9
 
 
-async def _overhead() -> tuple[list[float], list[float], str]:
+async def _overhead(runs: int) -> tuple[list[float], list[float], str]:
     from core.access.sandbox_policy import ReadOnly, Unsandboxed
     from core.permissions.session_sandbox import SANDBOX, SessionSandbox
     from core.sandbox.support import probe
@@ -47,7 +48,7 @@ async def _overhead() -> tuple[list[float], list[float], str]:
         unsandboxed_ms: list[float] = []
         for context in (fenced, plain):
             await tool.call(parsed, context, lambda _: None)  # warm both sides
-        for _ in range(RUNS):
+        for _ in range(runs):
             for context, times in ((fenced, sandboxed_ms), (plain, unsandboxed_ms)):
                 started = time.perf_counter()
                 result = await tool.call(parsed, context, lambda _: None)
@@ -58,8 +59,9 @@ async def _overhead() -> tuple[list[float], list[float], str]:
     return sandboxed_ms, unsandboxed_ms, support.strength()
 
 
-def bench_overhead() -> list[Figure]:
-    sandboxed, unsandboxed, strength = asyncio.run(_overhead())
+def bench_overhead(*, quick: bool = False) -> list[Figure]:
+    runs = 3 if quick else RUNS
+    sandboxed, unsandboxed, strength = asyncio.run(_overhead(runs))
     added = statistics.median(sandboxed) - statistics.median(unsandboxed)
     return [
         Figure(
@@ -68,8 +70,8 @@ def bench_overhead() -> list[Figure]:
             "ms",
             "<=",
             10,
-            f"median of {RUNS} sandboxed `true` through the Bash tool minus the median of "
-            f"{RUNS} unsandboxed, interleaved",
+            f"median of {runs} sandboxed `true` through the Bash tool minus the median of "
+            f"{runs} unsandboxed, interleaved",
             {
                 "sandboxed_median_ms": round(statistics.median(sandboxed), 2),
                 "unsandboxed_median_ms": round(statistics.median(unsandboxed), 2),
@@ -79,10 +81,10 @@ def bench_overhead() -> list[Figure]:
     ]
 
 
-def bench_probe() -> list[Figure]:
+def bench_probe(*, quick: bool = False) -> list[Figure]:
     from core.sandbox.support import probe
 
-    runs = [probe() for _ in range(9)]
+    runs = [probe() for _ in range(2 if quick else PROBES)]
     last = runs[-1]
     return [
         Figure(
@@ -91,8 +93,8 @@ def bench_probe() -> list[Figure]:
             "ms",
             "<=",
             20,
-            "median of 9 start-up probes (each runs /bin/true inside a real fence); on a "
-            "thread after the first frame",
+            f"median of {len(runs)} start-up probes (each runs /bin/true inside a real fence); "
+            "on a thread after the first frame",
             {
                 "landlock_abi": last.landlock_abi,
                 "namespaces": last.namespaces,

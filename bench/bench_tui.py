@@ -24,6 +24,7 @@ Why it is shaped this way:
   was waiting for the machine (these are shared), not for the app's own work. Its `gc_ms` is
   the part of that spent in the cyclic garbage collector, the one slow press's cause before
   the app froze its long-lived objects out of collections (tui/collector.py).
+- `--quick` (the smoke run) draws 40 calls and presses twice during a shorter stream.
 - `--profile` on a flood measurement prints a cProfile summary to stderr, for when the target
   is missed: `python bench/bench_tui.py --measure flood --profile`.
 """
@@ -39,6 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
@@ -53,28 +55,49 @@ ROOT = Path(__file__).resolve().parent.parent
 SIZE = (120, 40)
 POLL_S = 0.002
 
-FLOOD_CALLS = 2_000
 BATCH_CALLS = 4
 """Calls per parallel batch: they share a batch id and run together, as read-only calls do."""
 CHUNK_EVENTS = 250
 """Events pushed between two yields to the event loop: a busy engine's burst."""
 ASK_EVERY = 10
 """One call in this many asks for permission (asked, answered) instead of a second progress."""
-FLOOD_ROUNDS = 3
-
-STREAM_CHUNKS = 100
 STREAM_CHUNK_LINES = 1_000
 STREAM_PAUSE_S = 0.06
-STREAM_COMMAND = (
-    f"for i in $(seq 0 {STREAM_CHUNKS - 1}); do "
-    f"seq -f 'line %.0f' $((i * {STREAM_CHUNK_LINES} + 1)) $(((i + 1) * {STREAM_CHUNK_LINES})); "
-    f"sleep {STREAM_PAUSE_S}; done"
-)
-"""100,000 lines in chunks of 1,000 about 60 ms apart: ~6 s of output, still streaming for
-every press. (A bare `for` loop of `echo`s ends in half a second.)"""
-STREAM_BYTES = sum(len(f"line {n}\n") for n in range(1, STREAM_CHUNKS * STREAM_CHUNK_LINES + 1))
-PRESSES = 10
 PRESS_GAP_S = 0.2
+
+
+@dataclass(frozen=True)
+class Load:
+    """How much a measurement does: the figures' load, or a smoke run's (`quick`)."""
+
+    flood_calls: int
+    flood_rounds: int
+    stream_chunks: int
+    presses: int
+
+    @property
+    def stream_command(self) -> str:
+        """With the full load, 100,000 lines in chunks of 1,000 about 60 ms apart: ~6 s of
+        output, still streaming for every press. (A bare `for` loop of `echo`s ends in half a
+        second.)"""
+        return (
+            f"for i in $(seq 0 {self.stream_chunks - 1}); do "
+            f"seq -f 'line %.0f' $((i * {STREAM_CHUNK_LINES} + 1)) "
+            f"$(((i + 1) * {STREAM_CHUNK_LINES})); sleep {STREAM_PAUSE_S}; done"
+        )
+
+    @property
+    def stream_lines(self) -> int:
+        return self.stream_chunks * STREAM_CHUNK_LINES
+
+    @property
+    def stream_bytes(self) -> int:
+        return sum(len(f"line {n}\n") for n in range(1, self.stream_lines + 1))
+
+
+FULL = Load(flood_calls=2_000, flood_rounds=3, stream_chunks=100, presses=10)
+QUICK = Load(flood_calls=40, flood_rounds=2, stream_chunks=50, presses=2)
+"""Half the stream still outlasts two presses on a loaded machine by seconds."""
 
 
 # -- the app --------------------------------------------------------------------------------
@@ -150,9 +173,8 @@ def _summary(tool_input: dict[str, Any]) -> str:
     return str(next(iter(tool_input.values())))
 
 
-def flood_events(calls: int | None = None) -> list[EngineEvent]:
+def flood_events(calls: int = FULL.flood_calls) -> list[EngineEvent]:
     """What the engine emits for `calls` calls in parallel batches, in the order it would."""
-    calls = FLOOD_CALLS if calls is None else calls
     from core.access.decision import DecidedBy
     from core.events import (
         OutputProgress,
@@ -225,14 +247,15 @@ def flood_events(calls: int | None = None) -> list[EngineEvent]:
     return events
 
 
-async def _flood_round(project: Path) -> dict[str, Any]:
+async def _flood_round(project: Path, load: Load) -> dict[str, Any]:
     from tui.turn_events import TurnStarted
 
-    events = flood_events()
-    last_id = f"toolu_flood_{FLOOD_CALLS - 1:05d}"
+    calls = load.flood_calls
+    events = flood_events(calls)
+    last_id = f"toolu_flood_{calls - 1:05d}"
     # Rows of the open turn: its header, then per parallel batch a header and its calls.
-    batches = -(-FLOOD_CALLS // BATCH_CALLS)
-    queue_rows = 1 + batches + FLOOD_CALLS
+    batches = -(-calls // BATCH_CALLS)
+    queue_rows = 1 + batches + calls
     app = _make_app(project, [[{"type": "text", "text": "idle"}]], None, ())
     deliveries: list[tuple[int, float]] = []
     async with app.run_test(size=SIZE):
@@ -254,14 +277,14 @@ async def _flood_round(project: Path) -> dict[str, Any]:
         book = app.book
 
         def drawn() -> bool:
-            if app.bridge.pending or len(book.calls) < FLOOD_CALLS:
+            if app.bridge.pending or len(book.calls) < calls:
                 return False
             if queue.virtual_size.height != queue_rows:
                 return False
             line = conversation.tool_line(last_id)
             if line is None or not line.is_mounted or not line.region:
                 return False  # a region is given only by a layout that includes the line
-            return sum(r.state == "done" for r in book.calls.values()) == FLOOD_CALLS
+            return sum(r.state == "done" for r in book.calls.values()) == calls
 
         started = time.perf_counter()
         for first in range(0, len(events), CHUNK_EVENTS):
@@ -280,7 +303,7 @@ async def _flood_round(project: Path) -> dict[str, Any]:
         screen = _screen_text(app)
         # The last call's Bash command is cut short in the narrow queue; its Glob neighbour's
         # summary fits in both panes.
-        last_file = f"file{FLOOD_CALLS - 2}.py"
+        last_file = f"file{calls - 2}.py"
         result: dict[str, Any] = {
             "elapsed_s": elapsed,
             "pushed_s": pushed_s,
@@ -297,9 +320,9 @@ async def _flood_round(project: Path) -> dict[str, Any]:
         app.bridge._deliver = deliver
         _stop_activity_timer(app)
     ok = (
-        f"{FLOOD_CALLS} calls" in rows[0]
-        and result["queue_done_rows"] == FLOOD_CALLS
-        and result["conversation_done_lines"] == FLOOD_CALLS
+        f"{calls} calls" in rows[0]
+        and result["queue_done_rows"] == calls
+        and result["conversation_done_lines"] == calls
         and result["last_call_on_screen"] >= 2  # in the conversation and in the queue
     )
     if not ok:
@@ -324,14 +347,14 @@ class _CollectorClock:
             self.spent_s += time.process_time() - self._began
 
 
-async def _key_round(project: Path) -> dict[str, Any]:
+async def _key_round(project: Path, load: Load) -> dict[str, Any]:
     from textual import events
 
     from core.access.modes import MODE_LABELS
     from tui.calls import CallRecord
 
     turns = [
-        [{"type": "tool_use", "name": "Bash", "input": {"command": STREAM_COMMAND}}],
+        [{"type": "tool_use", "name": "Bash", "input": {"command": load.stream_command}}],
         [{"type": "text", "text": "Streamed."}],
     ]
     app = _make_app(project, turns, "stream", ("Bash",))
@@ -350,7 +373,7 @@ async def _key_round(project: Path) -> dict[str, Any]:
             numbers = [line.split()[-1] for line in call.tail if line.startswith("line ")]
             return max((int(n) for n in numbers if n.isdigit()), default=0)
 
-        for _ in range(PRESSES):
+        for _ in range(load.presses):
             live = app.live
             assert live is not None
             before = live.mode
@@ -401,9 +424,9 @@ async def _key_round(project: Path) -> dict[str, Any]:
 # -- the figures ------------------------------------------------------------------------------
 
 
-def _run_child(kind: str) -> dict[str, Any]:
+def _run_child(kind: str, quick: bool) -> dict[str, Any]:
     done = subprocess.run(
-        [sys.executable, __file__, "--measure", kind],
+        [sys.executable, __file__, "--measure", kind, *(["--quick"] if quick else [])],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -416,12 +439,13 @@ def _run_child(kind: str) -> dict[str, Any]:
     return result
 
 
-def event_flood() -> list[Figure]:
-    runs = [_run_child("flood") for _ in range(FLOOD_ROUNDS)]
+def event_flood(*, quick: bool = False) -> list[Figure]:
+    load = QUICK if quick else FULL
+    runs = [_run_child("flood", quick) for _ in range(load.flood_rounds)]
     best = min(runs, key=lambda r: r["elapsed_s"])
     details = {
-        "calls": FLOOD_CALLS,
-        "events": len(flood_events()),
+        "calls": load.flood_calls,
+        "events": len(flood_events(load.flood_calls)),
         "pushed": f"in chunks of {CHUNK_EVENTS} events with an event-loop yield between; "
         f"the bridge drew them in {best['deliveries']} frame(s)",
         "parallel_batches_of": BATCH_CALLS,
@@ -436,16 +460,17 @@ def event_flood() -> list[Figure]:
             "s",
             "<=",
             2.0,
-            f"{FLOOD_CALLS} calls × 5 events into the running app (headless, 120×40) until "
-            "every call is drawn in the queue and the conversation, best of "
-            f"{FLOOD_ROUNDS}",
+            f"{load.flood_calls} calls × 5 events into the running app (headless, 120×40) "
+            "until every call is drawn in the queue and the conversation, best of "
+            f"{load.flood_rounds} rounds, each in a fresh interpreter",
             details,
         )
     ]
 
 
-def key_latency() -> list[Figure]:
-    run = _run_child("keys")
+def key_latency(*, quick: bool = False) -> list[Figure]:
+    load = QUICK if quick else FULL
+    run = _run_child("keys", quick)
     latencies = [p["ms"] for p in run["presses"]]
     details = {
         "median_ms": round(statistics.median(latencies), 1),
@@ -457,9 +482,9 @@ def key_latency() -> list[Figure]:
         "gc_ms_at_each_press": [p["gc_ms"] for p in run["presses"]],
         "lines_after_last_press": run["lines_after_last_press"],
         "output_bytes_in_all": run["output_bytes"],
-        "all_lines_streamed": run["output_bytes"] == STREAM_BYTES,
+        "all_lines_streamed": run["output_bytes"] == load.stream_bytes,
         "load_average": run["load_average"],
-        "command": STREAM_COMMAND,
+        "command": load.stream_command,
     }
     return [
         Figure(
@@ -468,9 +493,9 @@ def key_latency() -> list[Figure]:
             "ms",
             "<=",
             100.0,
-            f"slowest of {PRESSES} shift+tab presses, {PRESS_GAP_S} s apart, from the key "
+            f"slowest of {load.presses} shift+tab presses, {PRESS_GAP_S} s apart, from the key "
             "event to the new mode drawn on the status bar, while a Bash call streams "
-            f"{STREAM_CHUNKS * STREAM_CHUNK_LINES:,} lines",
+            f"{load.stream_lines:,} lines, one run",
             details,
         )
     ]
@@ -486,7 +511,7 @@ BENCHMARKS = [
 ]
 
 
-def _measure(kind: str, profile: bool) -> dict[str, Any]:
+def _measure(kind: str, profile: bool, load: Load) -> dict[str, Any]:
     """One round in this (fresh) interpreter, in a scratch project with its own data dirs."""
     sys.path.insert(0, str(ROOT))
     rounds = {"flood": _flood_round, "keys": _key_round}
@@ -501,13 +526,13 @@ def _measure(kind: str, profile: bool) -> dict[str, Any]:
         project = home / "project"
         project.mkdir()
         if not profile:
-            return asyncio.run(rounds[kind](project))
+            return asyncio.run(rounds[kind](project, load))
         import cProfile
         import pstats
 
         profiler = cProfile.Profile()
         try:
-            result: dict[str, Any] = profiler.runcall(asyncio.run, rounds[kind](project))
+            result: dict[str, Any] = profiler.runcall(asyncio.run, rounds[kind](project, load))
         finally:
             stats = pstats.Stats(profiler, stream=sys.stderr)
             stats.sort_stats("cumulative").print_stats(60)
@@ -516,4 +541,9 @@ def _measure(kind: str, profile: bool) -> dict[str, Any]:
 
 
 if __name__ == "__main__" and sys.argv[1:2] == ["--measure"]:
-    print(json.dumps(_measure(sys.argv[2], "--profile" in sys.argv[3:])))
+    flags = sys.argv[3:]
+    print(
+        json.dumps(
+            _measure(sys.argv[2], "--profile" in flags, QUICK if "--quick" in flags else FULL)
+        )
+    )

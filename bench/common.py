@@ -1,4 +1,11 @@
-"""What a benchmark is and what it reports."""
+"""What a benchmark is and what it reports.
+
+Every benchmark takes `quick`: the same code path with few iterations and small inputs. The
+tests run each registered benchmark that way (tests/test_bench.py), so one that breaks is
+noticed before a figure is asked for; a quick figure is well-formed but not to be read. A
+figure's `compared_with` says how it was taken (best of how many rounds, median of what),
+in words that match the number.
+"""
 
 from __future__ import annotations
 
@@ -46,4 +53,5 @@ class Figure:
 @dataclass(frozen=True)
 class Benchmark:
     figures: tuple[str, ...]
-    run: Callable[[], list[Figure]]
+    run: Callable[..., list[Figure]]
+    """Called as `run(quick=False)` for the figures, `run(quick=True)` for the smoke run."""

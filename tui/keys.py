@@ -25,6 +25,7 @@ from textual.binding import Binding
 
 from .app_base import AppBase
 from .mcp_board import SERVERS_KEY
+from .status_facts import STATUS_KEY
 from .widgets.thinking import THINKING_KEY
 from .widgets.tool_queue import ToolQueue
 
@@ -70,6 +71,13 @@ class KeyActions(AppBase):
             "MCP servers",
             show=False,
             tooltip="Their state, why one failed, their logs",
+        ),
+        Binding(
+            STATUS_KEY,
+            "status",
+            "Status",
+            show=False,
+            tooltip="The session at a glance: model, mode, context, instructions, settings",
         ),
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
@@ -213,6 +221,14 @@ class KeyActions(AppBase):
                 user_settings=user_config_dir() / "settings.json",
             )
         )
+
+    def action_status(self) -> None:
+        from .screens.status import StatusScreen
+        from .status_facts import status_facts
+
+        if any(isinstance(screen, StatusScreen) for screen in self.screen_stack):
+            return  # (the palette could open it over itself)
+        self.push_screen(StatusScreen(status_facts(self)))
 
     def on_status_bar_mcp_clicked(self, message: Any) -> None:
         self.action_mcp_servers()

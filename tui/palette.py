@@ -52,6 +52,11 @@ def palette_commands(app: KeyActions) -> Iterator[SystemCommand]:
     )
     yield SystemCommand("Sessions", "This project's sessions", app.action_sessions)
     yield SystemCommand(
+        "Status",
+        "The session at a glance: model, mode, context, instructions, settings (F3)",
+        app.action_status,
+    )
+    yield SystemCommand(
         "Side panes", "Show or hide the tool queue and todos (F2)", app.action_toggle_side
     )
     yield SystemCommand(

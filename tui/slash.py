@@ -227,13 +227,17 @@ def _memory(app: ProctorApp, arguments: str) -> None:
     rows = instructions.listing() if instructions is not None else []
     problems = instructions.problems if instructions is not None else ()
     if not rows:
-        lines = ["No instruction files are in use (CLAUDE.md, .claude/CLAUDE.md, CLAUDE.local.md,"]
-        lines.append("AGENTS.md in the project, ~/.claude/CLAUDE.md for you).")
+        lines = ["No instruction files are in use (CLAUDE.md, .claude/CLAUDE.md, .claude/rules,"]
+        lines.append("CLAUDE.local.md, AGENTS.md in the project, ~/.claude/CLAUDE.md for you).")
     else:
         lines = ["Instructions the model was given:"]
         lines += [f"  {path} — {how}" for path, how in rows]
     lines += [f"  problem: {problem}" for problem in problems]
     app.conversation.add_notice("\n".join(lines), "info")
+
+
+def _status(app: ProctorApp, arguments: str) -> None:
+    app.action_status()  # the screen F3 and the palette open (keys.py)
 
 
 def _compact(app: ProctorApp, arguments: str) -> None:
@@ -267,6 +271,7 @@ _HANDLERS: dict[BuiltinAction, Callable[[ProctorApp, str], None]] = {
     "todos": _todos,
     "cost": _cost,
     "memory": _memory,
+    "status": _status,
     "compact": _compact,
     "mcp": _mcp,
     "sessions": _sessions,

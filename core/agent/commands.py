@@ -42,6 +42,7 @@ BuiltinAction = Literal[
     "resume",
     "compact",
     "memory",
+    "status",
 ]
 CommandScope = Literal["project", "user", "proctor"]
 
@@ -97,6 +98,9 @@ BUILTINS: tuple[BuiltinCommand, ...] = (
     BuiltinCommand("todos", "The agent's todo list", "todos"),
     BuiltinCommand("cost", "Tokens and cost of this session so far", "cost"),
     BuiltinCommand("memory", "The instruction files loaded and from where", "memory"),
+    BuiltinCommand(
+        "status", "The session at a glance: model, mode, context, instructions", "status"
+    ),
     BuiltinCommand("mcp", "The MCP servers: their state and tools", "mcp", needs_mcp=True),
     BuiltinCommand("sessions", "This project's sessions", "sessions"),
     BuiltinCommand("resume", "Pick an earlier session to carry on", "resume", "[id]"),

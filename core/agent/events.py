@@ -147,3 +147,33 @@ class CompactionFailed(EngineEvent):
 
     kind: ClassVar[str] = "compaction_failed"
     message: str
+
+
+@dataclass(slots=True, kw_only=True)
+class InstructionsJoined(EngineEvent):
+    """Instruction files found mid-session now apply: a subdirectory's CLAUDE.md (or rules,
+    AGENTS.md...) on the first read below it, or a `.claude/rules` file scoped to the file
+    just read. The model gets their text beside that read's result; the person is told,
+    since the model's instructions changed without anyone typing anything."""
+
+    kind: ClassVar[str] = "instructions_joined"
+    paths: tuple[str, ...]
+    found_by: str
+    """The file whose read brought them in."""
+    cwd: str = ""
+    """The working directory, which the paths are shown relative to."""
+
+    def describe(self) -> str:
+        """`instructions from sub/CLAUDE.md now apply (found reading sub/x.py)`."""
+        shown = [_relative(p, self.cwd) for p in self.paths]
+        return (
+            f"instructions from {', '.join(shown)} now apply "
+            f"(found reading {_relative(self.found_by, self.cwd)})"
+        )
+
+
+def _relative(path: str, cwd: str | None) -> str:
+    """`path` below `cwd` as the person reads it there; elsewhere as it is."""
+    if cwd and path.startswith(cwd.rstrip("/") + "/"):
+        return path[len(cwd.rstrip("/")) + 1 :]
+    return path

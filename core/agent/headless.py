@@ -39,7 +39,13 @@ from ..events import (
     failure_words,
 )
 from ..settings.read import SettingsFileError
-from .events import Compacted, CompactionFailed, ThinkingDelta, UsageUpdated
+from .events import (
+    Compacted,
+    CompactionFailed,
+    InstructionsJoined,
+    ThinkingDelta,
+    UsageUpdated,
+)
 from .lifespan import start_up_done
 from .live import LiveSession, end_workspace, open_session, prepare_session
 from .loop import (
@@ -163,6 +169,8 @@ class _Printer:
             self._say(f"proctor: conversation compacted ({event.messages_replaced} messages)")
         elif isinstance(event, CompactionFailed):
             self._say(f"proctor: {event.message}")
+        elif isinstance(event, InstructionsJoined):
+            self._say(f"proctor: {event.describe()}")
         elif isinstance(event, McpServerChanged) and event.state in ("failed", "crashed"):
             what = "failed to start" if event.state == "failed" else "crashed"
             detail = event.detail.replace("\n", "\n  ")

@@ -59,7 +59,12 @@ def instruction_refusal(cwd: Path, rules: Callable[[], ToolPermissionContext]) -
 def admitted(instructions: Instructions, refusal: Refusal) -> Instructions:
     """`instructions` without the files `refusal` keeps out, each reported as a problem."""
     files, problems = split(instructions.files, refusal)
-    return Instructions(files=tuple(files), problems=(*instructions.problems, *problems))
+    scoped, scoped_problems = split(instructions.scoped, refusal)
+    return Instructions(
+        files=tuple(files),
+        problems=(*instructions.problems, *problems, *scoped_problems),
+        scoped=tuple(scoped),
+    )
 
 
 def split(

@@ -4,9 +4,14 @@ People bring these files from the seeds' system and from Codex and expect them t
 unchanged, so the order follows theirs, most general first; a file shown later wins where two
 disagree, and the prompt says so:
 
-1. the user's `CLAUDE.md` in the seeds' system's folder (`CLAUDE_CONFIG_DIR`, else `~/.claude`);
+1. the user's `CLAUDE.md` and `rules/**/*.md` in the seeds' system's folder
+   (`CLAUDE_CONFIG_DIR`, else `~/.claude`), unless the person turned that folder off
+   (`readClaudeSettings: false`, `PROCTOR_NO_CLAUDE_SETTINGS`: `load_instructions(user=False)`);
 2. for each directory from the repository root down to the working directory: `CLAUDE.md`,
-   `.claude/CLAUDE.md`, `CLAUDE.local.md` (private, not checked in), `AGENTS.md` (Codex's name).
+   `.claude/CLAUDE.md`, `.claude/rules/**/*.md`, `CLAUDE.local.md` (private, not checked in),
+   `AGENTS.md` (Codex's name).
+
+HTML comments are taken out and a rule may apply to some files only (instruction_rules.py).
 
 Outside a git repository only the working directory is searched: its parents are not the
 project. A file is read once however it is reached (a symlinked `AGENTS.md`, two imports of
@@ -28,37 +33,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from ..settings.paths import claude_user_dir
-
-InstructionSource = Literal["user", "project", "local", "agents"]
-"""Whose file it is: the user's own, the project's (checked in), the user's private one for
-this project (CLAUDE.local.md), or the project's AGENTS.md."""
-
-SOURCE_LABELS: dict[InstructionSource, str] = {
-    "user": "user's private instructions for all projects",
-    "project": "project instructions, checked into the codebase",
-    "local": "user's private project instructions, not checked in",
-    "agents": "project instructions for coding agents (AGENTS.md)",
-}
-
-PER_DIRECTORY: tuple[tuple[str, InstructionSource], ...] = (
-    ("CLAUDE.md", "project"),
-    (".claude/CLAUDE.md", "project"),
-    ("CLAUDE.local.md", "local"),
-    ("AGENTS.md", "agents"),
-)
-
-MAX_IMPORT_DEPTH = 5
-"""How deep `@imports` nest (the seeds' system's limit): a file imported by a file imported
-by ... five times over is read; one level further is reported, not read."""
-
-MAX_FILE_BYTES = 256 * 1024
-"""Past this a file is cut short (and the cut reported): an instruction file this large is
-almost certainly not one, and the stable prompt goes out with every request."""
+from .instruction_files import MAX_FILE_BYTES as MAX_FILE_BYTES
+from .instruction_files import MAX_IMPORT_DEPTH as MAX_IMPORT_DEPTH
+from .instruction_files import PER_DIRECTORY as PER_DIRECTORY
+from .instruction_files import SOURCE_LABELS as SOURCE_LABELS
+from .instruction_files import InstructionSource as InstructionSource
+from .instruction_files import LoadedInstruction as LoadedInstruction
+from .instruction_files import Reader
+from .instruction_files import import_targets as import_targets
 
 PROMPT_HEADING = """\
 # Project instructions
@@ -67,32 +54,6 @@ Codebase and user instructions are shown below. Follow them: they take precedenc
 default behaviour. Where two disagree, the one shown later wins (it is closer to the working \
 directory, or private to this user)."""
 
-# `@path` at the start of a line or after whitespace; an e-mail address has no space before @.
-_IMPORT = re.compile(r"(?:^|(?<=\s))@((?:[^\s\\]|\\ )+)")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_INLINE_CODE = re.compile(r"`+[^`]*`+")
-_TRAILING = ".,;:!?)]}'\""
-
-
-@dataclass(frozen=True, slots=True)
-class LoadedInstruction:
-    """One instruction file as read: where it is, whose it is, and how it was reached."""
-
-    path: Path
-    source: InstructionSource
-    text: str
-    imported_from: Path | None = None
-    """The file whose `@import` brought it in (None: found where such files are looked for)."""
-    found_on_read: Path | None = None
-    """The file whose first read below its directory brought it in (None: read at start)."""
-
-    def describe(self) -> str:
-        """`Contents of /p/CLAUDE.md (project instructions, checked into the codebase):`."""
-        how = SOURCE_LABELS[self.source]
-        if self.imported_from is not None:
-            how += f", imported by {self.imported_from}"
-        return f"Contents of {self.path} ({how}):"
-
 
 @dataclass(frozen=True, slots=True)
 class Instructions:
@@ -100,6 +61,8 @@ class Instructions:
 
     files: tuple[LoadedInstruction, ...] = ()
     problems: tuple[str, ...] = ()
+    scoped: tuple[LoadedInstruction, ...] = ()
+    """Rules with `paths:`: not in the prompt; each joins when a file it covers is read."""
 
     def prompt_text(self) -> str:
         """The section of the stable system prompt; "" when there is nothing to say."""
@@ -114,11 +77,12 @@ class Instructions:
         return Instructions(
             files=tuple(f for f in self.files if f.source == "user"),
             problems=tuple(p for p in self.problems if _is_users(p)),
+            scoped=tuple(f for f in self.scoped if f.source == "user"),
         )
 
     @property
     def project_files(self) -> tuple[LoadedInstruction, ...]:
-        return tuple(f for f in self.files if f.source != "user")
+        return tuple(f for f in (*self.files, *self.scoped) if f.source != "user")
 
 
 def _is_users(problem: str) -> bool:
@@ -143,134 +107,22 @@ def project_directories(cwd: Path) -> list[Path]:
     return [root.joinpath(*below[:depth]) for depth in range(len(below) + 1)]
 
 
-def load_instructions(cwd: Path) -> Instructions:
-    """Every instruction file that applies in `cwd` at start, in precedence order."""
-    reader = _Reader()
-    reader.read(claude_user_dir() / "CLAUDE.md", "user")
-    for directory in project_directories(cwd.resolve()):
-        for name, source in PER_DIRECTORY:
-            reader.read(directory / name, source)
-    return Instructions(files=tuple(reader.files), problems=tuple(reader.problems))
-
-
-@dataclass(slots=True)
-class _Reader:
-    """Reads files and their imports once each, collecting problems instead of raising."""
-
-    files: list[LoadedInstruction] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-    seen: set[Path] = field(default_factory=set)
-
-    def read(
-        self,
-        path: Path,
-        source: InstructionSource,
-        *,
-        chain: tuple[Path, ...] = (),
-        importer: Path | None = None,
-        found_on_read: Path | None = None,
-    ) -> None:
-        """Read `path` and what it imports; an import names its `importer` and `chain` holds
-        every file above it (resolved), to tell a cycle from a file imported twice."""
-        try:
-            key = path.resolve()
-        except (OSError, RuntimeError):
-            key = path
-        if key in chain and importer is not None:
-            self.problems.append(
-                f"{importer}: @{_written(path, importer)} imports a file that imports it "
-                "(a cycle); not read again"
-            )
-            return
-        if key in self.seen:
-            return  # read already: one copy in the prompt
-        text = self._text(path, importer=importer)
-        if text is None:
-            return
-        self.seen.add(key)
-        self.files.append(
-            LoadedInstruction(
-                path=path,
-                source=source,
-                text=text,
-                imported_from=importer,
-                found_on_read=found_on_read,
-            )
-        )
-        targets = import_targets(text, path.parent)
-        if targets and len(chain) >= MAX_IMPORT_DEPTH:
-            self.problems.append(
-                f"{path}: imports nested more than {MAX_IMPORT_DEPTH} deep are not followed "
-                f"({', '.join('@' + _written(t, path) for t in targets)})"
-            )
-            return
-        for target in targets:
-            self.read(
-                target, source, chain=(*chain, key), importer=path, found_on_read=found_on_read
-            )
-
-    def _text(self, path: Path, *, importer: Path | None) -> str | None:
-        try:
-            if path.exists() and not path.is_file() and not path.is_dir():
-                # A FIFO or a device would block or never end: a project could hang start-up.
-                self.problems.append(f"{path}: not a regular file; not read")
-                return None
-            with path.open("rb") as file:
-                raw = file.read(MAX_FILE_BYTES + 1)
-        except FileNotFoundError:
-            if importer is not None:
-                self.problems.append(
-                    f"{importer}: @{_written(path, importer)} does not exist; not imported"
-                )
-            return None
-        except IsADirectoryError:
-            if importer is not None:
-                self.problems.append(
-                    f"{importer}: @{_written(path, importer)} is a directory, not a file"
-                )
-            return None
-        except OSError as error:
-            self.problems.append(f"{path}: could not be read ({error.strerror or error})")
-            return None
-        if len(raw) > MAX_FILE_BYTES:
-            self.problems.append(f"{path}: longer than {MAX_FILE_BYTES // 1024} KiB; cut short")
-            raw = raw[:MAX_FILE_BYTES]
-        if b"\0" in raw:
-            self.problems.append(f"{path}: not a text file; not read")
-            return None
-        return raw.decode("utf-8", errors="replace")
-
-
-def _written(target: Path, importer: Path) -> str:
-    """An import as short as its importer wrote it, for a problem's message."""
-    try:
-        return target.relative_to(importer.parent).as_posix()
-    except ValueError:
-        return str(target)
-
-
-def import_targets(text: str, base: Path) -> list[Path]:
-    """The files `text` imports with `@path`, outside fenced and inline code, in order."""
-    targets: list[Path] = []
-    fence: str | None = None
-    for line in text.splitlines():
-        opened = _FENCE.match(line)
-        if opened is not None:
-            marker = opened.group(1)
-            if fence is None:
-                fence = marker
-            elif marker[0] == fence[0] and len(marker) >= len(fence):
-                fence = None
-            continue
-        if fence is not None or "@" not in line:
-            continue
-        for match in _IMPORT.finditer(_INLINE_CODE.sub(" ", line)):
-            written = match.group(1).replace("\\ ", " ").rstrip(_TRAILING)
-            if not written or written.startswith("@"):
-                continue
-            target = Path(written).expanduser()
-            targets.append(target if target.is_absolute() else base / target)
-    return targets
+def load_instructions(cwd: Path, *, user: bool = True) -> Instructions:
+    """Every instruction file that applies in `cwd` at start, in precedence order; `user`
+    False leaves out the user's Claude folder (the person turned it off)."""
+    reader = Reader()
+    directories = project_directories(cwd.resolve())
+    if user:
+        reader.read(claude_user_dir() / "CLAUDE.md", "user")
+        # The user's rules are scoped to the project's files, as the project's top rules are.
+        reader.read_rules(claude_user_dir() / "rules", "user", base=directories[0])
+    for directory in directories:
+        reader.read_directory(directory)
+    return Instructions(
+        files=tuple(f for f in reader.files if not f.applies_to),
+        problems=tuple(reader.problems),
+        scoped=tuple(f for f in reader.files if f.applies_to),
+    )
 
 
 class InstructionSet:
@@ -297,9 +149,28 @@ class InstructionSet:
         self._found: list[LoadedInstruction] = []
         self._problems: list[str] = []
         self._looked_at: set[Path] = set()
-        self._seen: set[Path] = {_resolved(f.path) for f in start.files}
+        self._seen: set[Path] = {_resolved(f.path) for f in (*start.files, *start.scoped)}
         # A resumed conversation already carries the reminders it was given.
-        self._seen |= set(reminded_paths(history))
+        reminded = set(reminded_paths(history))
+        self._seen |= reminded
+        self._waiting: list[LoadedInstruction] = [
+            f for f in start.scoped if _resolved(f.path) not in reminded
+        ]
+        """Scoped rules not given yet: each waits for a read of a file it covers."""
+
+    def fork(self) -> InstructionSet:
+        """The instructions as a sub-agent starts with them: every file in use now, read
+        again from nothing, as its own start (its system prompt), and its own record of
+        what it has found since, so a directory it reads first is still news to the main
+        agent when that one reads there."""
+        forked = InstructionSet(
+            self.cwd,
+            Instructions(files=self.loaded(), scoped=tuple(self._waiting)),
+            follow_subdirectories=self.follow_subdirectories,
+            refusal=self.refusal,
+        )
+        forked._looked_at = set(self._looked_at)
+        return forked
 
     def loaded(self) -> tuple[LoadedInstruction, ...]:
         """Every file in use, with where it came from: for `/memory` and the status screen."""
@@ -316,29 +187,35 @@ class InstructionSet:
             how = SOURCE_LABELS[file.source]
             if file.imported_from is not None:
                 how += f"; imported by {file.imported_from}"
+            if file.applies_to:
+                how += f"; for files matching {', '.join(file.applies_to)}"
             if file.found_on_read is not None:
                 how += f"; found when {file.found_on_read} was read"
             rows.append((file.path, how))
         return rows
 
     def on_read(self, path: Path) -> list[LoadedInstruction]:
-        if not self.follow_subdirectories:
-            return []
         target = path if path.is_absolute() else self.cwd / path
+        resolved = _resolved(target)
+        found: list[LoadedInstruction] = []
+        reader = Reader(seen=set(self._seen))
         try:
-            below = target.resolve().parent.relative_to(self.cwd).parts
-        except (ValueError, OSError, RuntimeError):
-            return []  # outside the project: not its instructions
-        reader = _Reader(seen=set(self._seen))
-        for depth in range(1, len(below) + 1):
-            directory = self.cwd.joinpath(*below[:depth])
-            if directory in self._looked_at:
-                continue
-            self._looked_at.add(directory)
-            for name, source in PER_DIRECTORY:
-                reader.read(directory / name, source, found_on_read=target)
+            below = resolved.parent.relative_to(self.cwd).parts
+        except ValueError:
+            below = ()  # outside the project: no directories of its to look in
+        if self.follow_subdirectories:
+            for depth in range(1, len(below) + 1):
+                directory = self.cwd.joinpath(*below[:depth])
+                if directory in self._looked_at:
+                    continue
+                self._looked_at.add(directory)
+                reader.read_directory(directory, found_on_read=target)
         self._seen |= reader.seen
-        found = reader.files
+        self._waiting += [f for f in reader.files if f.applies_to]
+        found += [f for f in reader.files if not f.applies_to]
+        due = [f for f in self._waiting if f.covers(resolved)]
+        self._waiting = [f for f in self._waiting if f not in due]
+        found += [replace(f, found_on_read=target) for f in due]
         if self.refusal is not None:
             refusals = [(f, self.refusal(f)) for f in found]
             found = [f for f, why in refusals if why is None]

@@ -167,7 +167,7 @@ def prepare_session(options: SessionOptions) -> PreparedSession:
         past=past,
         resumed=earlier is not None,
         scratch=scratch,
-        instructions=load_instructions(cwd),
+        instructions=load_instructions(cwd, user=settings.read_claude),
     )
 
 
@@ -192,6 +192,8 @@ class LiveSession:
     sandbox: SessionSandbox
     built_ins: ToolPool = field(default_factory=ToolPool)
     """The pool before MCP servers' tools are added (`mcp.extend`)."""
+    trusted: bool = True
+    """Whether the project's own settings apply (the status screen says which are set aside)."""
     _closed: bool = False
 
     @property
@@ -476,7 +478,9 @@ async def open_session(
         max_turns=options.max_turns,
         compactor=_compactor_for(prepared, model),
     )
-    session_services.provide(SUBAGENTS, SessionSubAgents(model, services))
+    session_services.provide(
+        SUBAGENTS, SessionSubAgents(model, services, instructions=instructions)
+    )
     if todos:
         events(TodosChanged(todos=todos))  # a resumed list: the front end shows it again
     return LiveSession(
@@ -493,6 +497,7 @@ async def open_session(
         notes=notes,
         sandbox=sandbox,
         built_ins=built_ins,
+        trusted=trusted,
     )
 
 

@@ -65,6 +65,7 @@ from .compactor import Compactor
 from .events import (
     AssistantMessage,
     HookNotice,
+    InstructionsJoined,
     Interrupted,
     Retrying,
     TextDelta,
@@ -511,7 +512,16 @@ class AgentLoop:
         ):
             path = _read_path(block)
             if path is not None and outcome is not None and not outcome.is_error:
-                found += self.instructions.on_read(Path(path))
+                joined = self.instructions.on_read(Path(path))
+                if joined:
+                    self.services.emit(
+                        InstructionsJoined(
+                            paths=tuple(str(f.path) for f in joined),
+                            found_by=str(joined[0].found_on_read or path),
+                            cwd=str(self.instructions.cwd),
+                        )
+                    )
+                found += joined
         return [reminder_text(found)] if found else []
 
     # -- the conversation ------------------------------------------------------------------

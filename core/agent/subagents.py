@@ -3,7 +3,10 @@
 A sub-agent is an `AgentLoop` like the main one, driven by the same model client and the same
 executor services, with three differences:
 
-- its messages start empty: it sees the Task `prompt`, not the parent's conversation;
+- its messages start empty: it sees the Task `prompt`, not the parent's conversation; its
+  system prompt has its role and the project's instructions as the parent has them in use
+  (read once by the session, not again per sub-agent: `InstructionSet.fork`), and what it
+  reads below the working directory brings that directory's files to it as to the parent;
 - its tool pool is the parent's filtered by agent type (`SUBAGENT_ACCESS`): Explore and Plan
   get read-only tools only, general-purpose everything except Task itself (no recursion) and
   the tools that belong to the user's session (plan mode, questions to the user);
@@ -35,6 +38,7 @@ from ..events import EngineEvent, EventSink, SubAgentEvent, ToolEvent
 from ..executor import ExecutorServices
 from ..tool import SubagentAccess, ToolContext, ToolPool, ToolResult
 from ..tools.task import AGENT_ID_PREFIX, AgentRun, BackgroundStarted, TaskInput
+from .instructions import InstructionSet
 from .loop import AgentLoop
 
 AgentStatus = Literal["running", "completed", "failed"]
@@ -79,13 +83,21 @@ ROLE_PROMPTS: dict[str, str] = {
 class SessionSubAgents:
     """One session's sub-agent runner (`core.tools.task.SubAgents`) and background agents."""
 
-    def __init__(self, model: Any, services: ExecutorServices, retry: Any = None) -> None:
+    def __init__(
+        self,
+        model: Any,
+        services: ExecutorServices,
+        retry: Any = None,
+        instructions: InstructionSet | None = None,
+    ) -> None:
         self.model = model
         """The session's `ModelClient`."""
         self.services = services
         """The parent's services; a sub-agent gets a copy tagged with its Task call."""
         self.retry = retry
         """A `RetryPolicy` for the sub-agents' requests; None for the default."""
+        self.instructions = instructions
+        """The session's project instructions: each sub-agent starts with those in use."""
         self.background = AgentTasks()
 
     async def run(self, input: TaskInput, context: ToolContext) -> AgentRun:
@@ -195,13 +207,16 @@ def build_subagent(runtime: SessionSubAgents, input: TaskInput, context: ToolCon
             context.options, tools=subagent_pool(context.options.tools, input.subagent_type)
         ),
     )
+    instructions = runtime.instructions.fork() if runtime.instructions is not None else None
+    given = instructions.start.prompt_text() if instructions is not None else ""
     return AgentLoop(
         runtime.model,
         services,
         sub_context,
         max_turns=input.max_turns,
         retry=runtime.retry,
-        extra_prompt=ROLE_PROMPTS[input.subagent_type],
+        extra_prompt="\n\n".join(p for p in (ROLE_PROMPTS[input.subagent_type], given) if p),
+        instructions=instructions,
     )
 
 

@@ -53,6 +53,7 @@ from .events import (
     Compacted,
     ContextMeasured,
     HookNotice,
+    InstructionsJoined,
     Interrupted,
     TextDelta,
     ThinkingDelta,
@@ -359,6 +360,13 @@ def _engine_event(record: Mapping[str, Any], at: float) -> EngineEvent | None:
             return Interrupted(at=at)
         case "hook_notice":
             return HookNotice(at=at, text=_text(record.get("text")))
+        case "instructions_joined" if isinstance(record.get("paths"), list):
+            return InstructionsJoined(
+                at=at,
+                paths=tuple(_text(p) for p in record["paths"]),
+                found_by=_text(record.get("found_by")),
+                cwd=_text(record.get("cwd")),
+            )
         case "subagent":
             return _sub_agent(record, at)
         case "compacted":  # the mark where the conversation was compacted, drawn again

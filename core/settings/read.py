@@ -26,7 +26,10 @@ settings, `~/.claude/settings.json` or in `CLAUDE_CONFIG_DIR` ("claude-user").
   false` is set in a proctor file (user, project, local or the `--settings` file; highest
   wins) or the environment has
   `PROCTOR_NO_CLAUDE_SETTINGS` set to 1/true/yes/on. `.mcp.json` is read either way: it is
-  the shared MCP file of several tools, not Claude's settings.
+  the shared MCP file of several tools, not Claude's settings. The same switch keeps the
+  user's Claude folder's instructions (`~/.claude/CLAUDE.md`, `~/.claude/rules/`) out of the
+  prompt (`Settings.read_claude`; core/agent/instructions.py); a project's CLAUDE.md is its
+  own and is read either way.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Collection, Sequence
+from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, cast
@@ -205,13 +209,15 @@ def load_settings(
             True,
         )
         others: list[SettingsSource] = ["mcp-json"]
-        if read_claude and not _claude_disabled_by_env():
+        read_claude = read_claude and not _claude_disabled_by_env()
+        if read_claude:
             others = ["claude-local", "claude-project", *others, "claude-user"]
         for source in others:
             layer = _file_layer(source, paths[source], problems, tool_names)
             if layer is not None:
                 file_layers[source] = layer
         layers += [file_layers[s] for s in SETTINGS_SOURCES if s in file_layers]
+        return replace(_merge(layers, problems), read_claude=read_claude)
     return _merge(layers, problems)
 
 

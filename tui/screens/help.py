@@ -51,6 +51,7 @@ def key_places() -> list[tuple[str, type[DOMNode]]]:
     from ..screens.plan import PlanScreen
     from ..screens.question import QuestionScreen
     from ..screens.sessions import SessionsScreen
+    from ..screens.status import StatusScreen
     from ..screens.trust import TrustScreen
     from ..screens.viewer import OutputViewerScreen
     from ..widgets.prompt_input import PromptInput
@@ -69,6 +70,7 @@ def key_places() -> list[tuple[str, type[DOMNode]]]:
         ("The output viewer", OutputViewerScreen),
         ("MCP servers", McpServersScreen),
         ("Sessions", SessionsScreen),
+        ("Status (F3)", StatusScreen),
         ("This help", HelpScreen),
     ]
 

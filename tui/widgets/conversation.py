@@ -62,6 +62,7 @@ from core.agent.events import (
     Compacted,
     CompactionFailed,
     HookNotice,
+    InstructionsJoined,
     Interrupted,
     Retrying,
     TextDelta,
@@ -412,6 +413,8 @@ class Conversation(VerticalScroll):
                 self._add(Notice(compaction_mark(event), "info", classes="-compacted"))
             case CompactionFailed():
                 self._add(Notice(event.message, "warning"))
+            case InstructionsJoined():
+                self._add(Notice(event.describe(), "info", classes="-instructions"))
             case ModeChanged():
                 label = MODE_LABELS.get(event.mode, event.mode)  # type: ignore[call-overload]
                 why = f" ({event.why})" if event.why else ""

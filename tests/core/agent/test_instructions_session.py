@@ -41,7 +41,7 @@ def project(tmp_path: Path) -> Path:
 
 
 async def run_reading(
-    project: Path, *, trusted: bool, asked: bool = True
+    project: Path, *, trusted: bool, asked: bool = True, sink: EventRecorder | None = None
 ) -> tuple[LiveSession, list[Any]]:
     """`asked`: the person answered the trust question (else nothing was asked)."""
     read = {"type": "tool_use", "name": "Read", "input": {"file_path": "{workspace}/lib/gen.py"}}
@@ -64,7 +64,7 @@ async def run_reading(
     prepared = prepare_session(SessionOptions(cwd=project, mode="bypassPermissions"))
     live = await open_session(
         prepared,
-        sink=EventRecorder(),
+        sink=sink or EventRecorder(),
         trusted=trusted,
         project_trusted=trusted if asked else None,
         model=ModelClient(demo.client(max_retries=0), model=DEMO_MODEL),
@@ -187,5 +187,145 @@ async def test_subdirectory_instructions_wait_for_the_person_to_trust_the_direct
         assert "never edit it by hand" not in json.dumps(requests)
         assert live.instructions is not None
         assert [f.source for f in live.instructions.loaded()] == ["user"]
+    finally:
+        await live.close()
+
+
+async def test_a_sub_agent_gets_the_instructions_and_finds_subdirectories_for_itself(
+    project: Path,
+) -> None:
+    read = {"type": "tool_use", "name": "Read", "input": {"file_path": "{workspace}/lib/gen.py"}}
+    task = {
+        "type": "tool_use",
+        "name": "Task",
+        "input": {"description": "look", "prompt": "Read lib.", "subagent_type": "Explore"},
+        "agent_turns": [[read], [{"type": "text", "text": "lib is generated."}]],
+    }
+    script = {"name": "t", "turns": [[task], [read], [{"type": "text", "text": "done"}]]}
+    demo = DemoModel(parse_scenario(json.dumps(script)), workspace=project, speed=0)
+    requests: list[Any] = []
+    serve = demo.handle
+
+    async def handle(request: Any) -> Any:
+        requests.append(json.loads(request.content))
+        return await serve(request)
+
+    demo.handle = handle  # type: ignore[method-assign]
+    events = EventRecorder()
+    prepared = prepare_session(SessionOptions(cwd=project, mode="bypassPermissions"))
+    live = await open_session(
+        prepared,
+        sink=events,
+        trusted=True,
+        project_trusted=True,
+        model=ModelClient(demo.client(max_retries=0), model=DEMO_MODEL),
+    )
+    try:
+        ended = await live.send("look at lib")
+        assert ended.stop_reason == "end_turn"
+        agent = [r for r in requests if "Read lib." in json.dumps(r["messages"][0])]
+        main = [r for r in requests if r not in agent]
+        stable = agent[0]["system"][0]["text"]
+        assert "Explore sub-agent" in stable
+        assert "Call me Sam." in stable and "make check" in stable and "Prefer tabs" in stable
+        # Its own read of lib/ brought lib/AGENTS.md to it...
+        assert "never edit it by hand" in json.dumps(agent[-1]["messages"][-1])
+        # ...and the main agent, reading there afterwards, is still told: it is news to it.
+        assert "never edit it by hand" in json.dumps(main[-1]["messages"][-1])
+        assert "never edit" not in main[-1]["system"][0]["text"]
+    finally:
+        await live.close()
+
+
+async def test_the_person_is_told_when_a_subdirectorys_instructions_join(project: Path) -> None:
+    from core.agent.events import InstructionsJoined
+    from core.agent.transcript_replay import past_events
+
+    events = EventRecorder()
+    live, _ = await run_reading(project, trusted=True, sink=events)
+    try:
+        joined = [e for e in events.events if isinstance(e, InstructionsJoined)]
+        assert len(joined) == 1
+        assert joined[0].describe() == (
+            "instructions from lib/AGENTS.md now apply (found reading lib/gen.py)"
+        )
+        # The transcript keeps it: a resumed session shows the note again.
+        replayed = past_events(live.session.transcript().records())
+        again = [e for e in replayed.events if isinstance(e, InstructionsJoined)]
+        assert [e.describe() for e in again] == [joined[0].describe()]
+    finally:
+        await live.close()
+
+
+@pytest.mark.parametrize("output_format", ["text", "stream-json"])
+async def test_a_headless_run_reports_instructions_that_join(
+    project: Path, monkeypatch: pytest.MonkeyPatch, output_format: str
+) -> None:
+    import io
+    import sys
+
+    from core.agent import scenario as scenarios
+    from core.agent.headless import HeadlessOptions, run_headless
+
+    read = {"type": "tool_use", "name": "Read", "input": {"file_path": "{workspace}/lib/gen.py"}}
+    script = {
+        "name": "t",
+        "prompt": "look at lib",
+        "workspace": "cwd",
+        "turns": [[read], [{"type": "text", "text": "done"}]],
+    }
+    monkeypatch.setattr(scenarios, "load_scenario", lambda name: parse_scenario(json.dumps(script)))
+    (project / ".proctor").mkdir()
+    (project / ".proctor" / "settings.json").write_text('{"permissions": {"allow": ["Read"]}}')
+    from core.trust import trust
+
+    trust(project)
+    screen = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", screen)
+    options = HeadlessOptions(
+        prompt=None,
+        cwd=project,
+        output_format=output_format,  # type: ignore[arg-type]
+        demo=True,
+        scenario="t",
+        demo_speed=0.0,
+    )
+    assert await run_headless(options, screen) == 0
+    said = screen.getvalue()
+    if output_format == "text":
+        assert "proctor: instructions from lib/AGENTS.md now apply (found reading lib/gen.py)" in (
+            said.splitlines()
+        )
+    else:
+        records = [json.loads(line) for line in said.splitlines() if line.startswith("{")]
+        joined = [r for r in records if r.get("kind") == "instructions_joined"]
+        assert [(r["paths"], r["found_by"]) for r in joined] == [
+            ([str(project / "lib" / "AGENTS.md")], str(project / "lib" / "gen.py"))
+        ]
+
+
+async def test_a_projects_rules_are_in_the_trust_question_and_wait_for_trust(
+    project: Path,
+) -> None:
+    rules = project / ".claude" / "rules"
+    rules.mkdir(parents=True)
+    (rules / "style.md").write_text("Name things plainly.\n")
+    (rules / "lib.md").write_text('---\npaths: ["lib/**"]\n---\nlib rule: regenerate it.\n')
+    prepared = prepare_session(SessionOptions(cwd=project))
+    findings = trust_findings(prepared.settings, project, prepared.instructions)
+    assert ".claude/rules/style.md: instructions for the agent (1 line)" in findings
+    assert any(f.startswith(".claude/rules/lib.md: instructions") for f in findings)
+    live, requests = await run_reading(project, trusted=False)
+    try:
+        said = json.dumps(requests)
+        assert "Name things plainly" not in said and "lib rule" not in said
+    finally:
+        await live.close()
+    live, requests = await run_reading(project, trusted=True)
+    try:
+        first, second = requests
+        assert "Name things plainly" in first["system"][0]["text"]
+        assert "lib rule" not in json.dumps(first)
+        assert "lib rule: regenerate it." in json.dumps(second["messages"][-1])
     finally:
         await live.close()
