@@ -203,6 +203,12 @@ AGREEMENT: dict[str, tuple[str, Callable[[Details], float]]] = {
         "median of 1 rounds each",
         lambda d: d["five_servers_s"] / d["one_server_s"],
     ),
+    "grep_abort_ms": ("median of 2 aborts", lambda d: statistics.median(d["returned_ms"])),
+    "webfetch_abort_ms": ("median of 2 aborts", lambda d: statistics.median(d["rounds_ms"])),
+    "webfetch_timeout_overrun_ms": (
+        "median of 2 fetches with a 0.2 s timeout",
+        lambda d: statistics.median(d["rounds_ms"]),
+    ),
 }
 
 

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from tools_for_tests import Shell, Sleep, Tracker
 
 from core.abort import AbortController
-from core.events import EventRecorder, ToolCancelled, ToolStarted
+from core.events import EventRecorder, ToolCancelled, ToolCompleted, ToolEvent, ToolStarted
 from core.executor import ResultUpdate, StreamingToolExecutor, ToolCall, run_tools
 from core.ports import Approve, PermissionAnswer, PermissionRequest, Reject
 
@@ -133,11 +133,56 @@ def test_random_turns_keep_every_promise(turn: dict[str, Any]) -> None:
             assert cancelled_events[outcome.tool_use_id].reason == outcome.cancelled
         if outcome.cancelled == "user_interrupted":
             assert turn["interrupt_after_ms"] is not None
-        if outcome.cancelled == "sibling_error":
-            assert any(
-                o.is_error and o.cancelled is None and o.call.name == "Bash" for o in outcomes
-            )
+
+    # A failed shell command stops its sibling shells, and nothing else: both directions.
+    assert sibling_cascade_violations(recorder.events, interrupted_at) == []
 
     # Nothing starts after the user interrupts.
     started_after = [e for e in recorder.events[interrupted_at:] if isinstance(e, ToolStarted)]
     assert started_after == []
+
+
+def sibling_cascade_violations(events: list[Any], interrupted_at: int) -> list[str]:
+    """Replay the events and report every breach of the cascade, in both directions.
+
+    The first Bash call to complete with an error is the trigger. From that moment every other
+    Bash call not yet finished (running, queued, or arriving later) ends cancelled with
+    `sibling_error`, or `user_interrupted` when the person's interrupt got to it first, and no
+    Bash call starts; before it, and for any other tool, there is no `sibling_error`."""
+    tool_events = [(i, e) for i, e in enumerate(events) if isinstance(e, ToolEvent)]
+    trigger = next(
+        (
+            (i, e)
+            for i, e in tool_events
+            if isinstance(e, ToolCompleted) and e.tool_name == "Bash" and e.is_error
+        ),
+        None,
+    )
+    problems = []
+    for i, event in tool_events:
+        if not isinstance(event, ToolCancelled) or event.reason != "sibling_error":
+            continue
+        if event.tool_name != "Bash":
+            problems.append(f"{event.tool_use_id} ({event.tool_name}) cancelled as a sibling")
+        if trigger is None or i < trigger[0]:
+            problems.append(f"{event.tool_use_id} cancelled as a sibling before any Bash failed")
+    if trigger is None:
+        return problems
+    trigger_at, failed = trigger
+    queued_at = {e.tool_use_id: i for i, e in tool_events if e.kind == "queued"}
+    for i, event in tool_events:
+        if i <= trigger_at or event.tool_name != "Bash" or event.tool_use_id == failed.tool_use_id:
+            continue
+        if isinstance(event, ToolStarted):
+            problems.append(f"{event.tool_use_id} started after {failed.tool_use_id} failed")
+        elif isinstance(event, ToolCompleted):
+            problems.append(f"{event.tool_use_id} ran on after {failed.tool_use_id} failed")
+        elif isinstance(event, ToolCancelled):
+            # The interrupt wins for a call it reached first (queued, or pending, before the
+            # failure); otherwise the failure's reason stands.
+            interrupted_first = interrupted_at <= max(trigger_at, queued_at[event.tool_use_id])
+            if event.reason != "sibling_error" and not (
+                interrupted_first and event.reason == "user_interrupted"
+            ):
+                problems.append(f"{event.tool_use_id} cancelled as {event.reason}")
+    return problems

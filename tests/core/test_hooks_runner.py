@@ -12,8 +12,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_helpers import HANG_BOUND_S, LoopClock, eventually, hold_process_starts
+from engine_helpers import (
+    HANG_BOUND_S,
+    LoopClock,
+    close_sessions,
+    eventually,
+    hold_process_starts,
+    make_context,
+    make_services,
+)
 
+from core.access.context import ToolPermissionContext
+from core.executor import ToolCall, run_tool_use
 from core.hook_runner import CommandHookRunner
 from core.hooks import (
     NO_PRE_OUTCOME,
@@ -23,6 +33,9 @@ from core.hooks import (
     HookRunner,
 )
 from core.settings.values import HookCommand, HookEntry, SettingsSource
+from core.tools.bash import Bash
+from core.tools.read import Read
+from core.tools.write import Write
 
 SETTINGS = Path("/p/.proctor/settings.json")
 BASH_CALL = HookCall("Bash", {"command": "ls"}, "toolu_1")
@@ -84,9 +97,60 @@ def alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-def test_the_runner_satisfies_the_protocol(tmp_path: Path) -> None:
-    hooks: HookRunner = runner(tmp_path)
-    assert hooks is not None
+async def test_the_runner_steers_real_calls_through_the_executor(tmp_path: Path) -> None:
+    """What a person who wrote these three hooks sees: the shell command is stopped with the
+    hook's words, the linter's complaint reaches the model beside the write, and the failed
+    read is reported to the failure hook."""
+    project = tmp_path / "project"
+    project.mkdir()
+    failures = tmp_path / "failures.jsonl"
+    hooks: HookRunner = CommandHookRunner(
+        [
+            entry(
+                "PreToolUse",
+                "Bash",
+                script(tmp_path, "no.sh", "echo 'no shell today' >&2\nexit 2\n"),
+            ),
+            entry(
+                "PostToolUse",
+                "Write",
+                script(tmp_path, "lint.sh", "echo 'lint: 3 errors' >&2\nexit 2\n"),
+            ),
+            entry("PostToolUseFailure", "Read", script(tmp_path, "log.sh", f"cat >> {failures}\n")),
+        ],
+        session_id="session-1",
+        transcript_path=None,
+        cwd=project,
+        permission_mode=lambda: "bypassPermissions",
+        trusted=True,
+    )
+    bypass = ToolPermissionContext(mode="bypassPermissions", bypass_available=True)
+    context = make_context([Bash(), Write(), Read()], project, permission_context=bypass)
+    services = make_services(hooks=hooks)
+    written = project / "notes.txt"
+    calls = [
+        ToolCall("t1", "Bash", {"command": f"touch {project / 'made'}"}),
+        ToolCall("t2", "Write", {"file_path": str(written), "content": "hello\n"}),
+        ToolCall("t3", "Read", {"file_path": str(project / "missing.txt")}),
+    ]
+    try:
+        shell, write, read = [
+            await run_tool_use(call, services, context.for_call(call.id, context.abort))
+            for call in calls
+        ]
+    finally:
+        await close_sessions()
+
+    assert shell.is_error and shell.denied_by is not None and shell.denied_by.kind == "hook"
+    assert "no shell today" in str(shell.block["content"])
+    assert not (project / "made").exists()
+    assert not write.is_error and written.read_text() == "hello\n"
+    assert write.additional_context == ("lint: 3 errors",)
+    assert read.is_error
+    (failure,) = [json.loads(line) for line in failures.read_text().splitlines()]
+    assert failure["hook_event_name"] == "PostToolUseFailure"
+    assert failure["tool_name"] == "Read" and failure["tool_use_id"] == "t3"
+    assert "missing.txt" in failure["error"]
 
 
 async def test_no_matching_hook_is_no_outcome(tmp_path: Path) -> None:

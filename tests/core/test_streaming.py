@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
 from engine_helpers import (
     HANG_BOUND_S,
     eventually,
@@ -18,7 +19,7 @@ from engine_helpers import (
 from tools_for_tests import Shell, Sleep, Small, Tracker
 
 from core.abort import AbortController
-from core.events import EventRecorder, ToolCancelled, ToolCompleted
+from core.events import EventRecorder, ToolCompleted
 from core.executor import ProgressUpdate, ResultUpdate, StreamingToolExecutor, ToolCall
 from core.tool import ToolContext, ToolResult
 
@@ -97,7 +98,7 @@ async def test_get_remaining_results_wakes_on_progress_without_waiting_for_compl
     executor, _ = executor_for(Gate())
     executor.add_tool(ToolCall("g", "Gate", {}))
     remaining = executor.get_remaining_results()
-    first = await asyncio.wait_for(remaining.__anext__(), timeout=5)
+    first = await asyncio.wait_for(remaining.__anext__(), HANG_BOUND_S)
     assert isinstance(first, ProgressUpdate) and first.data == "halfway"
     release.set()
     rest = [u async for u in remaining]
@@ -126,6 +127,25 @@ async def test_a_failing_bash_call_cancels_its_sibling_shells_but_not_other_tool
     assert "long" in tracker.cancelled  # the running shell really was stopped
     assert "later" not in tracker.entered  # the queued one never started
     assert terminal_kinds(recorder, "long") == ["cancelled"]
+
+
+async def test_a_bash_call_arriving_after_a_sibling_failed_is_refused_and_others_still_run():
+    """The model streams `mkdir out` (fails), then `cp a out/`: the copy must not run once the
+    mkdir has failed, even though it arrived after the failure; a Read after it still runs."""
+    tracker = Tracker()
+    executor, recorder = executor_for(Shell(tracker), Sleep(tracker))
+    executor.add_tool(ToolCall("mkdir", "Bash", {"fail": True, "output": "exit 1"}))
+    await eventually(lambda: "completed" in recorder.kinds("mkdir"), "the failing shell's end")
+    executor.add_tool(ToolCall("cp", "Bash", {"output": "copied"}))
+    executor.add_tool(ToolCall("read", "Sleep", {"output": "file body"}))
+    results = {o.tool_use_id: o for o in outcomes_of(await drain(executor))}
+
+    assert results["cp"].cancelled == "sibling_error"
+    assert "a sibling command failed" in text_of(results["cp"])
+    assert "Bash(" in text_of(results["cp"])  # names the command that failed
+    assert "cp" not in tracker.entered
+    assert recorder.kinds("cp") == ["queued", "cancelled"]
+    assert text_of(results["read"]) == "file body"
 
 
 async def test_a_failing_read_does_not_cancel_anything():
@@ -172,11 +192,11 @@ async def test_interrupt_cancels_a_block_tool_still_waiting_for_approval():
     class SlowPort:
         async def request_permission(self, request):
             waiting.set()
-            await asyncio.sleep(60)
+            await asyncio.Event().wait()  # a person who never answers
 
     executor, _ = executor_for(Sleep(), abort=turn, permission_port=SlowPort())
     executor.add_tool(ToolCall("edit", "Sleep", {"read_only": False}))
-    await asyncio.wait_for(waiting.wait(), 5)
+    await asyncio.wait_for(waiting.wait(), HANG_BOUND_S)
     turn.abort("interrupt")
     (result,) = outcomes_of(await drain(executor))
     assert result.cancelled == "user_interrupted"
@@ -263,15 +283,20 @@ async def test_every_call_emits_queued_started_and_one_terminal_event_with_a_bat
     assert completed.duration_s >= 0 and not completed.is_error
 
 
-async def test_a_call_cancelled_from_outside_still_gets_a_terminal_event():
-    executor, recorder = executor_for(Sleep())
-    executor.add_tool(ToolCall("a", "Sleep", {"ms": 5000}))
-    await asyncio.sleep(0)
+@pytest.mark.parametrize("when", ["before its first step", "inside the tool"])
+async def test_a_call_cancelled_from_outside_still_gets_a_terminal_event(when: str):
+    tracker = Tracker()
+    executor, recorder = executor_for(Sleep(tracker))
+    executor.add_tool(ToolCall("a", "Sleep", {"hold": True}))
     task = executor._calls[0].task
     assert task is not None
+    if when == "inside the tool":
+        await eventually(lambda: "a" in tracker.entered, "the call inside the tool")
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
-    assert isinstance(recorder.events[-1], ToolCancelled)
+    assert ("a" in tracker.cancelled) == (when == "inside the tool")
+    assert recorder.kinds("a")[-1] == "cancelled"
+    assert terminal_kinds(recorder, "a") == ["cancelled"]
     (result,) = outcomes_of(await drain(executor))
     assert result.cancelled == "user_interrupted"
 

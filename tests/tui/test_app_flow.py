@@ -288,15 +288,21 @@ async def test_ctrl_o_lists_saved_outputs_and_opens_one(project: Path):
 async def test_an_untrusted_project_with_hooks_asks_first(project: Path):
     settings = project / ".proctor" / "settings.json"
     settings.parent.mkdir()
-    hook = {"hooks": [{"type": "command", "command": "true"}]}
-    settings.write_text(json.dumps({"hooks": {"Stop": [hook]}}))
-    app = make_app(project, [[text("hi")]], trust=False)
+    # The project's guard would leave a mark and refuse every command, unasked.
+    guard = f"touch {project / 'guard-ran'}; echo 'blocked by the project' >&2; exit 2"
+    hook = {"matcher": "Bash", "hooks": [{"type": "command", "command": guard}]}
+    settings.write_text(json.dumps({"hooks": {"PreToolUse": [hook]}}))
+    app = make_app(project, [[bash("touch made.txt")], [text("Made it.")]], trust=False)
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: isinstance(app.screen, TrustScreen))
         assert app.live is None  # nothing starts before the answer
         await pilot.press("n")
+        # Not trusted: the project's hook never runs, so the person is asked as usual.
+        await until(pilot, lambda: asking(app), "the permission dialog")
+        await pilot.press("y")
         await until(pilot, lambda: turn_over(app))
-        assert app.live is not None and app.live.hooks is not None
+        assert (project / "made.txt").exists()
+        assert not (project / "guard-ran").exists()
 
 
 async def test_a_project_with_only_instructions_asks_first_and_a_no_keeps_them_out(

@@ -19,6 +19,7 @@ from core.agent.demo import (
     Served,
     copy_sample_project,
 )
+from core.agent.live import SessionOptions, open_session, prepare_session
 from core.agent.scenario import (
     Choice,
     Scenario,
@@ -30,7 +31,7 @@ from core.agent.scenario import (
     parse_scenario,
     step_turns,
 )
-from core.registry import all_base_tools
+from core.events import EventRecorder
 
 PROMPT = [{"role": "user", "content": "go"}]
 
@@ -327,12 +328,42 @@ def all_tool_uses(steps: list[Turn | Choice]) -> list[ToolUseBlock]:
     return found
 
 
-@pytest.mark.parametrize("name", ["default", "quick", "explore-here"])
-def test_shipped_tool_inputs_fit_the_real_tools(name: str) -> None:
-    tools = {tool.name: tool for tool in all_base_tools()}
-    for block in all_tool_uses(load_scenario(name).turns):
-        if block.name in tools:  # Task is not written yet
-            tools[block.name].input_model.model_validate(block.input)
+DELIBERATE_MISFITS = {
+    ("faults", "FrobnicateRepository", "no such tool"),
+    ("faults", "Read", "input does not fit"),
+}
+"""The faults scenario shows what the model's mistakes look like; nothing else may misfit."""
+
+
+async def test_every_shipped_tool_call_names_a_tool_the_demo_session_offers_and_fits_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A scenario that calls a tool the demo does not have, or with input it rejects, shows
+    the person an error the script never meant. The tools are the demo session's own: the
+    built-ins and the sample project's MCP servers, started for real."""
+    monkeypatch.setenv("PROCTOR_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("PROCTOR_CONFIG_DIR", str(tmp_path / "config"))
+    options = SessionOptions(cwd=tmp_path, demo=True, scenario="default", demo_speed=0)
+    live = await open_session(prepare_session(options), sink=EventRecorder(), trusted=True)
+    try:
+        await live.offer_mcp_tools()
+        pool = live.loop.context.options.tools
+    finally:
+        await live.close()
+    assert pool is not None and "mcp__changelog__add_entry" in pool.names
+
+    misfits = set()
+    for name in list_scenarios():
+        for block in all_tool_uses(load_scenario(name).turns):
+            tool = pool.find(block.name)
+            if tool is None:
+                misfits.add((name, block.name, "no such tool"))
+                continue
+            try:
+                tool.parse_input(block.input)
+            except ValueError:  # pydantic's ValidationError is one
+                misfits.add((name, block.name, "input does not fit"))
+    assert misfits == DELIBERATE_MISFITS
 
 
 def test_the_default_scenario_shows_off_the_whole_product() -> None:

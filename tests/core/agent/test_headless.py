@@ -64,8 +64,12 @@ async def test_json_prints_one_result(tmp_path: Path):
 @pytest.mark.parametrize("name", list_scenarios())
 async def test_every_shipped_scenario_runs_headless(name: str):
     status, records = await headless(scenario=name)
-    assert records[-1]["type"] == "result", name
-    assert status in (0, 1)
+    result = records[-1]
+    assert result["type"] == "result", name
+    # Every shipped script plays to its end, denials included: a run that errs or is cut short
+    # exits 1, and a script or CI step calling `proctor -p` would see a failure.
+    assert (status, result["stop_reason"], result["is_error"]) == (0, "end_turn", False), result
+    assert result["result"].strip(), "the run ends with the script's last words"
     # A headless run has nobody to ask: nothing waits forever, every call ends.
     ended = {r["tool_use_id"] for r in records if r.get("kind") in ("completed", "cancelled")}
     queued = {r["tool_use_id"] for r in records if r.get("kind") == "queued"}

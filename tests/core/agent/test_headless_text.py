@@ -6,13 +6,16 @@ between the two are what a person would see."""
 
 from __future__ import annotations
 
+import asyncio
 import io
+import json
 import re
 import sys
 from pathlib import Path
 from typing import get_args
 
 import pytest
+from engine_helpers import HANG_BOUND_S
 
 from core.abort import AbortSignal
 from core.agent import loop
@@ -45,9 +48,9 @@ def retries_wait_for_nothing(monkeypatch: pytest.MonkeyPatch) -> list[float]:
 async def terminal(monkeypatch: pytest.MonkeyPatch, scenario: str, **options: object) -> str:
     screen = io.StringIO()
     monkeypatch.setattr(sys, "stderr", screen)
+    options.setdefault("cwd", Path.cwd())
     run = HeadlessOptions(
         prompt=None,
-        cwd=Path.cwd(),
         output_format="text",
         demo=True,
         scenario=scenario,
@@ -88,14 +91,35 @@ async def test_faults_read_as_words_each_call_and_retry_on_its_own_line(
         assert word not in shown
 
 
-async def test_a_cancelled_sibling_says_why_in_words(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_cancelled_sibling_says_why_in_words(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The sibling never ends by itself, so it is cancelled however slowly the failing
+    command fails (the default scenario's `sleep 3` would finish first on a slow machine)."""
+    script = tmp_path / "siblings.json"
+    bash = [
+        {"type": "tool_use", "name": "Bash", "input": {"command": command}}
+        for command in ("sleep 3599.4321", "ls /no/such/dir")
+    ]
+    turns = [[{"type": "text", "text": "Both at once."}, *bash], [{"type": "text", "text": "Ok."}]]
+    scenario = {"name": "siblings", "prompt": "go", "workspace": "cwd", "turns": turns}
+    script.write_text(json.dumps(scenario))
+    run = terminal(
+        monkeypatch, str(script), cwd=tmp_path, mode="bypassPermissions", allow_bypass=True
+    )
+    shown = await asyncio.wait_for(run, HANG_BOUND_S)
+    lines = shown.splitlines()
+    assert any(line.startswith("  Bash(ls /no/such/dir) — failed") for line in lines)
+    assert "  Bash(sleep 3599.4321) — cancelled: another command in its batch failed" in lines
+
+
+async def test_a_sub_agents_calls_are_said_under_its_task_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     shown = await terminal(
         monkeypatch, "default", mode="bypassPermissions", allow_bypass=True, trust=True
     )
     lines = shown.splitlines()
-    sibling = next(line for line in lines if line.startswith("  Bash(sleep 3 && wc -w"))
-    assert " — cancelled: another command in its batch failed" in sibling
-    # A sub-agent's calls are said under the Task call that made them.
     task = lines.index("  Task(Find callers of top_words) — done")
     assert lines[task + 1] == "    Grep(top_words) — done"
     # No call's line is glued to the text before it: every one starts a line.

@@ -313,6 +313,21 @@ async def test_a_failing_command_cancels_a_running_sibling_and_kills_it(project:
     assert processes_running("sleep 97.4321") == []
 
 
+async def test_a_command_that_arrives_after_a_sibling_failed_never_runs(project: Path):
+    """`mkdir` fails, then the model's next command streams in: it must not touch the disk."""
+    recorder = EventRecorder()
+    executor = StreamingToolExecutor(make_services(recorder), context_in(project))
+    executor.add_tool(ToolCall("toolu_mkdir", "Bash", {"command": "mkdir /no/such/dir/out"}))
+    await eventually(lambda: "completed" in recorder.kinds("toolu_mkdir"), "mkdir's failure")
+    executor.add_tool(ToolCall("toolu_touch", "Bash", {"command": "touch copied"}))
+    failure, late = outcomes_of([u async for u in executor.get_remaining_results()])
+    assert failure.is_error and failure.cancelled is None
+    assert late.cancelled == "sibling_error"
+    assert "Bash(mkdir /no/such/dir/out)" in text_of(late)
+    assert not (project / "copied").exists()
+    assert recorder.kinds("toolu_touch") == ["queued", "cancelled"]
+
+
 # -- progress and large output ---------------------------------------------------------------
 
 

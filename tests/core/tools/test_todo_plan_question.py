@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_helpers import ScriptedPort, outcomes_of
+from engine_helpers import HANG_BOUND_S, ScriptedPort, outcomes_of
 
 from core.abort import AbortController
 from core.access.context import PermissionMode, ToolPermissionContext
@@ -324,7 +324,7 @@ async def test_esc_during_the_review_cancels_it_and_plan_mode_stays(tmp_path: Pa
     class SlowUser(ScriptedUser):
         async def review_plan(self, request: PlanRequest) -> PlanAnswer:
             reviewing.set()
-            await asyncio.sleep(60)
+            await asyncio.Event().wait()  # a person still reading when Esc comes
             return PlanApproved("acceptEdits")
 
     s = make_session(tmp_path, SlowUser())
@@ -333,7 +333,7 @@ async def test_esc_during_the_review_cancels_it_and_plan_mode_stays(tmp_path: Pa
     turn = AbortController()
     executor = StreamingToolExecutor(ExecutorServices(sink=s.events), s.context, abort=turn.signal)
     executor.add_tool(ToolCall("toolu_exit", "ExitPlanMode", {}))
-    await asyncio.wait_for(reviewing.wait(), 5)
+    await asyncio.wait_for(reviewing.wait(), HANG_BOUND_S)
     turn.abort("interrupt")
     (result,) = outcomes_of([u async for u in executor.get_remaining_results()])
     assert result.cancelled == "user_interrupted"

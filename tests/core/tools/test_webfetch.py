@@ -3,6 +3,9 @@
 The server runs in a thread on 127.0.0.1 and answers from a table of routes; nothing here
 touches the internet. `localhost` names the same server under another host name, which is
 what the redirect checks need: a hop from 127.0.0.1 to localhost is a hop to another host.
+
+The tests assert that a timeout or an abort ends a fetch, never how fast: that is measured
+by bench/bench_cancel.py (`webfetch_abort_ms`, `webfetch_timeout_overrun_ms`).
 """
 
 from __future__ import annotations
