@@ -19,7 +19,6 @@ Built-ins win over custom commands of the same name: a project cannot replace `/
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -28,6 +27,7 @@ from typing import Literal
 from ..access.context import SkillScope
 from ..access.rules import parse_rule
 from ..app_state import AppState
+from ..tools.arguments import expand  # shared with skills (core/tools/skill.py)
 
 BuiltinAction = Literal[
     "help",
@@ -259,38 +259,6 @@ def resolve(text: str, registry: CommandRegistry) -> Resolved:
     expanded = expand(command.body, arguments)
     prompt = CommandPrompt(expanded, command.model, narrowing_of(command), text.strip())
     return SendPrompt(command, arguments, prompt)
-
-
-_PLACEHOLDER = re.compile(r"\$(ARGUMENTS|[1-9][0-9]*)")
-
-
-def expand(body: str, arguments: str) -> str:
-    """The template with `$ARGUMENTS` (all of them) and `$1`, `$2`… (each, shell-quoted
-    words) filled in; a missing one is empty. Arguments given to a template that uses no
-    placeholder are added at the end, as the seeds' system does, so they are never lost."""
-    words = _words(arguments)
-    used = False
-
-    def fill(match: re.Match[str]) -> str:
-        nonlocal used
-        used = True
-        key = match.group(1)
-        if key == "ARGUMENTS":
-            return arguments
-        index = int(key) - 1
-        return words[index] if index < len(words) else ""
-
-    text = _PLACEHOLDER.sub(fill, body).strip()
-    if arguments and not used:
-        text = f"{text}\n\nARGUMENTS: {arguments}"
-    return text
-
-
-def _words(arguments: str) -> list[str]:
-    try:
-        return shlex.split(arguments)
-    except ValueError:  # an unclosed quote: plain words rather than nothing
-        return arguments.split()
 
 
 def help_lines(registry: CommandRegistry) -> list[str]:
