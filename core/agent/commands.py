@@ -71,11 +71,14 @@ class CustomCommand:
     model: str | None = None
     namespace: str = ""
     """The subfolder it sits in (`frontend` for commands/frontend/build.md), or ""."""
+    skill: bool = False
+    """A skill the person runs as `/name` (core/agent/skills.py), not a commands/*.md file."""
 
     @property
     def label(self) -> str:
         """Where it comes from, as the seeds' system shows it: `project:frontend`."""
-        return f"{self.scope}:{self.namespace}" if self.namespace else self.scope
+        where = f"{self.scope}:{self.namespace}" if self.namespace else self.scope
+        return f"{where} skill" if self.skill else where
 
 
 Command = BuiltinCommand | CustomCommand
