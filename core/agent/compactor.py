@@ -106,6 +106,13 @@ class Compactor:
         except Exception:  # counting is a refinement: the estimate stands
             return None
 
+    def resume(self, loop: AgentLoop, tokens: int) -> None:
+        """A resumed conversation holds `tokens`, as its transcript last measured them: the
+        gauge shows them from the start, and the threshold counts from them."""
+        self.tokens = tokens
+        self._measured_upto = len(loop.messages)
+        self._announce(loop)
+
     def restart(self, loop: AgentLoop) -> None:
         """`/clear` emptied the conversation: nothing measured is in it any more (the next
         response measures the prompt and tools again)."""

@@ -485,6 +485,8 @@ async def open_session(
     session_services.provide(SUBAGENTS, SessionSubAgents(model, services))
     if todos:
         events(TodosChanged(todos=todos))  # a resumed list: the front end shows it again
+    if prepared.resumed and prepared.restored.context_tokens is not None:
+        loop.compactor.resume(loop, prepared.restored.context_tokens)  # the gauge, at once
     return LiveSession(
         prepared=prepared,
         model=model,

@@ -30,7 +30,7 @@ from core.agent.model import ModelClient, RetryPolicy
 from core.agent.scenario import parse_scenario
 from core.agent.transcript import Transcript, transcribing
 from core.agent.transcript_replay import past_events
-from core.agent.transcript_resume import messages_from
+from core.agent.transcript_resume import messages_from, restored_state
 from core.app_state import AppState, AppStateStore
 from core.events import EngineEvent, EventRecorder
 from core.hook_runner import CommandHookRunner
@@ -346,6 +346,23 @@ async def test_resume_rebuilds_the_compacted_conversation(tmp_path: Path) -> Non
     past = past_events(records).events
     assert [e.trigger for e in past if isinstance(e, Compacted)] == ["auto"]
     assert any(isinstance(e, ContextMeasured) and e.window == 10_000 for e in past)
+    # The resumed engine starts from the last measure, not from nothing.
+    assert restored_state(records).context_tokens == r.loop.compactor.tokens > 0
+
+
+def test_the_context_a_transcript_left_is_its_last_measure() -> None:
+    def said(tokens: int) -> dict[str, Any]:
+        usage = {"input_tokens": tokens, "cache_read_input_tokens": 1, "output_tokens": 2}
+        return {"type": "message", "role": "assistant", "content": "x", "usage": usage}
+
+    context = {"type": "engine_event", "kind": "context", "tokens": 77, "window": 100}
+    assert restored_state([]).context_tokens is None
+    assert restored_state([said(10), said(500)]).context_tokens == 503
+    assert restored_state([said(500), {"type": "clear"}]).context_tokens == 0
+    assert (
+        restored_state([said(500), {"type": "compaction", "messages": []}]).context_tokens is None
+    )
+    assert restored_state([said(500), {"type": "compaction"}, context]).context_tokens == 77
 
 
 # -- the demo ---------------------------------------------------------------------------------
