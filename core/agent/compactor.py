@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from ..abort import AbortSignal
 from ..events import HookRan
 from ..hooks import NO_EVENT_OUTCOME
+from ..tools.skill import narrowing_note
 from .compaction import (
     CompactTrigger,
     Gauge,
@@ -174,7 +175,7 @@ class Compactor:
             todos=loop.context.get_app_state().todos,
             plan_file=Path(plan) if plan else None,
             pending_prompt=pending_prompt(loop.messages),
-            reminders=_instruction_reminders(loop),
+            reminders=[*_instruction_reminders(loop), *_skill_reminders(loop)],
         )
         loop.messages[:] = messages
         self.compactions += 1
@@ -294,3 +295,16 @@ def _instruction_reminders(loop: AgentLoop) -> list[str]:
         return []
     found = [f for f in instructions.loaded() if f.found_on_read is not None]
     return [reminder_text(found)] if found else []
+
+
+def _skill_reminders(loop: AgentLoop) -> list[str]:
+    """A skill (or command) still narrowing the turn, said again: the message that loaded it
+    and told the model its allowed-tools is among those the summary replaces, while the
+    narrowing itself, on the permission context, stays until the turn ends."""
+    said = []
+    for scope in loop.context.permission_context.skill_scopes:
+        is_command = scope.skill.startswith("/")
+        what = f"The command {scope.skill}" if is_command else f"The skill {scope.skill!r}"
+        note = narrowing_note(scope.rules)
+        said.append(f"{what} loaded before this summary is still running. {note}")
+    return said

@@ -28,6 +28,7 @@ from core.agent.instructions import Instructions, InstructionSet
 from core.agent.loop import AgentLoop
 from core.agent.model import ModelClient, RetryPolicy
 from core.agent.scenario import parse_scenario
+from core.agent.skills import session_skills
 from core.agent.transcript import Transcript, transcribing
 from core.agent.transcript_replay import past_events
 from core.agent.transcript_resume import messages_from, restored_state
@@ -35,8 +36,10 @@ from core.app_state import AppState, AppStateStore
 from core.events import EngineEvent, EventRecorder
 from core.hook_runner import CommandHookRunner
 from core.registry import assemble_tool_pool
+from core.session_services import SessionServices
 from core.settings.values import HookCommand, HookEntry
 from core.tool import ToolContext, ToolOptions
+from core.tools.skill import SKILLS
 from core.tools.todo_write import Todo
 
 BYPASS = ToolPermissionContext(mode="bypassPermissions", bypass_available=True)
@@ -64,6 +67,7 @@ def rig(
     todos: tuple[Todo, ...] = (),
     transcript: Transcript | None = None,
     hooks: Any = None,
+    skills: bool = False,
 ) -> Rig:
     scenario = {"name": "t", "turns": list(turns), "summary": SUMMARY}
     if refuse_above is not None:
@@ -84,11 +88,17 @@ def rig(
     demo.handle = handle  # type: ignore[method-assign]
     session_dir = tmp_path / "session"
     state = AppState(permission_context=permission_context, todos=todos)
+    session_services = SessionServices()
+    if skills:
+        session_services.provide(SKILLS, session_skills(demo.workspace))
     context = ToolContext(
         cwd=demo.workspace,
         app_state=AppStateStore(state),
         options=ToolOptions(
-            tools=assemble_tool_pool(permission_context), model=DEMO_MODEL, session_dir=session_dir
+            tools=assemble_tool_pool(permission_context),
+            model=DEMO_MODEL,
+            session_dir=session_dir,
+            services=session_services,
         ),
     )
     recorder = EventRecorder()
@@ -231,6 +241,38 @@ async def test_subdirectories_instructions_survive_compaction(tmp_path: Path) ->
     assert "Counts stay integers." in json.dumps(r.loop.messages)
     assert await r.loop.compact()
     assert "Counts stay integers." in json.dumps(r.loop.messages)
+
+
+async def test_a_running_skills_narrowing_survives_compaction_and_is_said_again(
+    tmp_path: Path,
+) -> None:
+    def read(path: str) -> dict[str, Any]:
+        return {"type": "tool_use", "name": "Read", "input": {"file_path": path}}
+
+    r = rig(
+        tmp_path,
+        [{"type": "tool_use", "name": "Skill", "input": {"skill": "run-tests"}}],
+        [text("Reading."), read("P1"), read("P2"), read("P3")],
+        [bash("touch made-after-the-summary")],
+        [text("Done.")],
+        compactor=Compactor(10_000, 0.9),
+        skills=True,
+    )
+    workspace = r.demo.workspace
+    blocks = r.demo.scenario.turns[1].blocks[1:]
+    for block, name in zip(blocks, ("counts", "readability", "tokenize"), strict=True):
+        block.input["file_path"] = str(workspace / "textstats" / f"{name}.py")  # type: ignore[union-attr]
+    ended = await r.loop.send("run the tests")
+    assert ended.stop_reason == "end_turn"
+    assert [c.trigger for c in r.of(Compacted)] == ["auto"]
+    first = json.dumps(r.loop.messages[0])
+    assert first.count("Base directory for this skill") == 0  # the loading message is gone
+    assert "The skill 'run-tests' loaded before this summary is still running" in first
+    assert "only these tools may run: Read, Grep, Glob, Bash(python -m unittest:*)" in first
+    # And the narrowing itself held: the call after the summary was refused.
+    assert not (workspace / "made-after-the-summary").exists()
+    assert "the skill 'run-tests' is active" in json.dumps(r.loop.messages)
+    assert r.loop.context.permission_context.skill_scopes == ()  # ended with the turn
 
 
 # -- refused as too long -----------------------------------------------------------------------
