@@ -35,7 +35,14 @@ from .compaction import (
     summary_request,
     summary_text,
 )
-from .events import Compacted, CompactionFailed, ContextMeasured, HookNotice, UsageUpdated
+from .events import (
+    Compacted,
+    CompactionFailed,
+    Compacting,
+    ContextMeasured,
+    HookNotice,
+    UsageUpdated,
+)
 from .instructions import reminder_text
 from .prompt import system_blocks, tool_definitions
 from .transcript_records import compaction_record
@@ -145,6 +152,7 @@ class Compactor:
         if not loop.messages:
             loop.services.emit(CompactionFailed(message="There is no conversation to compact."))
             return False
+        loop.services.emit(Compacting(trigger=trigger))
         await self._pre_compact_hooks(loop, trigger, instructions)
         request = summary_request(loop.messages, instructions)
         try:

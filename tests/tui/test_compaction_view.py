@@ -69,3 +69,39 @@ async def test_past_the_threshold_the_gauge_turns_to_a_warning(project: Path) ->
         bar.apply([ContextMeasured(tokens=40, window=100, threshold=0.9)], app.book)
         await pilot.pause()
         assert str(gauge.render()) == "context 40%" and not gauge.has_class("-full")
+
+
+async def test_past_the_whole_window_the_gauge_says_100_plus_and_then_compacting(
+    project: Path,
+) -> None:
+    from core.agent.events import Compacted, Compacting, CompactionFailed
+
+    app = make_app(project, [[text("Hi.")]])
+    async with app.run_test(size=(100, 24)) as pilot:
+        await until(pilot, lambda: turn_over(app), "the turn")
+        bar = app.status_bar
+        gauge = bar.query_one("#status-context", Label)
+
+        async def shown(*events) -> str:
+            bar.apply(list(events), app.book)
+            await pilot.pause()
+            return str(gauge.render())
+
+        assert await shown(ContextMeasured(tokens=104, window=100, threshold=0.9)) == (
+            "context 100%+"
+        )
+        assert gauge.has_class("-full")
+        assert await shown(Compacting(trigger="auto")) == "context 100%+ · compacting"
+        assert await shown(CompactionFailed(message="no")) == "context 100%+"
+        # With auto-compaction off the figure past the window is still flagged.
+        assert await shown(ContextMeasured(tokens=230, window=200, threshold=None)) == (
+            "context 100%+"
+        )
+        assert gauge.has_class("-full")
+        await shown(Compacting(trigger="manual"))
+        summary = Compacted(trigger="manual", tokens_before=230, messages_replaced=4, summary="s")
+        assert await shown(summary) == "context 100%+"
+        assert await shown(ContextMeasured(tokens=30, window=200, threshold=None)) == (
+            "context 15%"
+        )
+        assert not gauge.has_class("-full")

@@ -22,7 +22,13 @@ from core.agent.compaction import (
 )
 from core.agent.compactor import Compactor
 from core.agent.demo import DEMO_MODEL, DemoModel, copy_sample_project
-from core.agent.events import Compacted, CompactionFailed, ContextMeasured, TurnError
+from core.agent.events import (
+    Compacted,
+    Compacting,
+    CompactionFailed,
+    ContextMeasured,
+    TurnError,
+)
 from core.agent.headless import HeadlessOptions, run_headless
 from core.agent.instructions import Instructions, InstructionSet
 from core.agent.loop import AgentLoop
@@ -157,6 +163,9 @@ async def test_past_the_threshold_the_loop_compacts_and_carries_on(tmp_path: Pat
     assert ended.stop_reason == "end_turn"
     [compacted] = r.of(Compacted)
     assert compacted.trigger == "auto" and compacted.summary.startswith(SUMMARY)
+    [started] = r.of(Compacting)  # said before the summary is asked for, for the gauge
+    assert started.trigger == "auto"
+    assert r.recorder.events.index(started) < r.recorder.events.index(compacted)
     assert compacted.tokens_before >= 9_000
     # The request after it carries the summary, not the listing.
     after = r.requests[-1]["messages"]
