@@ -11,6 +11,7 @@ from textual.command import CommandList, CommandPalette
 from textual.widgets import Label
 
 from core.agent.events import ContextMeasured
+from tui.screens.compact import CompactScreen
 from tui.widgets.conversation import Notice
 
 pytestmark = pytest.mark.usefixtures("isolated_dirs")  # tests/tui/conftest.py
@@ -44,12 +45,32 @@ async def test_the_palette_compacts_and_the_screen_marks_it(project: Path) -> No
             "the palette to find the entry",
         )
         await pilot.press("enter")
+        # It asks what the summary must keep; esc changes nothing.
+        await until(pilot, lambda: isinstance(app.screen, CompactScreen), "the question")
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, CompactScreen))
+        assert len(app.live.loop.messages) == 4 and app.live.loop.compactor.compactions == 0
+        await pilot.press("ctrl+p")
+        await until(pilot, lambda: isinstance(app.screen, CommandPalette))
+        await pilot.press(*"compact the")
+        await until(
+            pilot,
+            lambda: (
+                app.screen.query(CommandList) and app.screen.query_one(CommandList).option_count
+            ),
+            "the palette to find the entry again",
+        )
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, CompactScreen), "the question")
+        await pilot.press(*"the ls output", "enter")
         await until(
             pilot,
             lambda: any("conversation compacted on request" in n for n in notices(app)),
             "the compaction mark",
         )
         assert len(app.live.loop.messages) == 1  # the summary, and nothing else
+        records = [r for r in app.live.transcript.records() if r["type"] == "compaction"]
+        assert [r["instructions"] for r in records] == ["the ls output"]
         turn_line = app.book.summary(app.book.turns[-1]).describe()
         assert "compacted" in turn_line
         assert str(gauge.render()).startswith("context ")  # measured again, still shown
