@@ -71,8 +71,13 @@ class CustomCommand:
     model: str | None = None
     namespace: str = ""
     """The subfolder it sits in (`frontend` for commands/frontend/build.md), or ""."""
-    skill: bool = False
-    """A skill the person runs as `/name` (core/agent/skills.py), not a commands/*.md file."""
+    frame: tuple[str, str] | None = None
+    """A skill the person runs as `/name` (core/agent/skills.py): the text around its body,
+    which arguments are not filled into; None for a commands/*.md file."""
+
+    @property
+    def skill(self) -> bool:
+        return self.frame is not None
 
     @property
     def label(self) -> str:
@@ -260,6 +265,8 @@ def resolve(text: str, registry: CommandRegistry) -> Resolved:
     if isinstance(command, BuiltinCommand):
         return RunBuiltin(command, arguments)
     expanded = expand(command.body, arguments)
+    if command.frame is not None:
+        expanded = command.frame[0] + expanded + command.frame[1]
     prompt = CommandPrompt(expanded, command.model, narrowing_of(command), text.strip())
     return SendPrompt(command, arguments, prompt)
 

@@ -37,8 +37,8 @@ from .compaction import (
 )
 from .events import (
     Compacted,
-    CompactionFailed,
     Compacting,
+    CompactionFailed,
     ContextMeasured,
     HookNotice,
     UsageUpdated,

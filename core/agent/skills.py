@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ..config_dir import user_config_dir
 from ..settings.paths import claude_user_dir
-from ..tools.skill import skill_text
+from ..tools.skill import skill_frame
 from ..tools.skill_files import SKILL_FILE, SkillCatalog, SkillInfo, SkillSource, discover
 from .commands import CommandScope, CustomCommand
 
@@ -87,12 +87,12 @@ def _as_command(skill: SkillInfo) -> CustomCommand:
         allowed = tuple(str(rule) for rule in skill.allowed_tools)
     return CustomCommand(
         name=skill.name,
-        body=skill_text(skill, skill.body),  # `$ARGUMENTS` filled when it runs (commands.py)
+        body=skill.body,  # `$ARGUMENTS` filled when it runs (commands.py), then framed
         path=skill.path,
         scope=_SCOPES[skill.source],
         description=skill.description,
         argument_hint=skill.argument_hint,
         allowed_tools=allowed,
         model=skill.model,
-        skill=True,
+        frame=skill_frame(skill),
     )

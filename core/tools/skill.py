@@ -141,16 +141,19 @@ class Skill(Tool[SkillInput, SkillLoaded]):
 def skill_text(skill: SkillInfo, body: str) -> str:
     """A loaded skill as the model reads it: its base directory, `body` (its instructions,
     arguments filled in) and, when it narrows the turn, the tools it leaves."""
-    parts = [
-        f'<skill name="{skill.name}">',
-        f"Base directory for this skill: {skill.base_dir}",
-        "",
-        body,
-    ]
+    head, tail = skill_frame(skill)
+    return head + body + tail
+
+
+def skill_frame(skill: SkillInfo) -> tuple[str, str]:
+    """What comes before and after a skill's instructions: apart from them, so that
+    arguments are filled into the instructions only (a `$1` in a folder's name or in an
+    allowed-tools rule stays as written)."""
+    head = f'<skill name="{skill.name}">\nBase directory for this skill: {skill.base_dir}\n\n'
+    tail = ""
     if skill.allowed_tools is not None:
-        parts += ["", narrowing_note(skill.allowed_tools)]
-    parts.append("</skill>")
-    return "\n".join(parts)
+        tail += "\n\n" + narrowing_note(skill.allowed_tools)
+    return head, tail + "\n</skill>"
 
 
 def narrowing_note(rules: tuple[PermissionRule, ...]) -> str:

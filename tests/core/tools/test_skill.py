@@ -477,3 +477,32 @@ def test_a_rescan_keeps_out_an_untrusted_projects_skills(homes: dict[str, Path])
     again = catalog.rescanned()
     assert again.find("sneaky") is None
     assert again.find("mine") is not None
+
+
+def test_a_persons_slash_skill_fills_only_its_instructions(homes: dict[str, Path]) -> None:
+    from core.agent.commands import CommandRegistry, SendPrompt, resolve
+    from core.agent.skills import skill_commands
+
+    write_skill(
+        homes["project"],
+        "echo",
+        skill_text(
+            "echo",
+            "Echo things.",
+            body="Say $1 twice.",
+            extra="allowed-tools: Bash(echo $1:*)\nargument-hint: <word>\n",
+        ),
+    )
+    write_skill(homes["project"], "quiet", skill_text("q", "Q.", extra="user-invocable: false\n"))
+    made, notes = skill_commands(session_skills(homes["cwd"]))
+    assert [c.name for c in made] == ["echo"] and notes == []
+    resolved = resolve("/echo hello", CommandRegistry(made))
+    assert isinstance(resolved, SendPrompt)
+    prompt = str(resolved.prompt)
+    assert "Say hello twice." in prompt
+    assert "only these tools may run: Bash(echo $1:*)" in prompt  # the rule as written
+    assert resolved.prompt.narrowing is not None
+    assert [str(r) for r in resolved.prompt.narrowing.rules] == ["Bash(echo $1:*)"]
+    # The same text the Skill tool gives the model, arguments and all.
+    (echo,) = [s for s in session_skills(homes["cwd"]).skills if s.name == "echo"]
+    assert prompt == Skill().render(SkillLoaded(echo, "hello"))
