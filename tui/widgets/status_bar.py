@@ -269,6 +269,7 @@ class StatusBar(Widget):
                 self._show_servers(book)
             elif isinstance(event, ContextMeasured):
                 self._measured = event
+                self._compacting = False  # none is measured while a summary is written
                 self._show_context()
             elif isinstance(event, Compacting):
                 self._compacting = True
