@@ -490,17 +490,19 @@ def test_a_persons_slash_skill_fills_only_its_instructions(homes: dict[str, Path
             "echo",
             "Echo things.",
             body="Say $1 twice.",
-            extra="allowed-tools: Bash(echo $1:*)\nargument-hint: <word>\n",
+            extra="allowed-tools: Bash(echo $1:*)\nargument-hint: <word>\nmodel: claude-x\n",
         ),
     )
     write_skill(homes["project"], "quiet", skill_text("q", "Q.", extra="user-invocable: false\n"))
     made, notes = skill_commands(session_skills(homes["cwd"]))
     assert [c.name for c in made] == ["echo"] and notes == []
+    assert made[0].argument_hint == "<word>" and made[0].label == "project skill"
     resolved = resolve("/echo hello", CommandRegistry(made))
     assert isinstance(resolved, SendPrompt)
     prompt = str(resolved.prompt)
     assert "Say hello twice." in prompt
     assert "only these tools may run: Bash(echo $1:*)" in prompt  # the rule as written
+    assert resolved.prompt.model == "claude-x"  # its turn's model, as a command's
     assert resolved.prompt.narrowing is not None
     assert [str(r) for r in resolved.prompt.narrowing.rules] == ["Bash(echo $1:*)"]
     # The same text the Skill tool gives the model, arguments and all.
