@@ -223,7 +223,8 @@ class ProctorApp(KeyActions):
         from core.agent.commands import CommandRegistry
 
         custom, problems = await asyncio.to_thread(load_custom_commands, prepared.cwd)
-        self.prompt_input.commands = CommandRegistry(custom)
+        # Not complete yet: the skills a person may run join once the session has them.
+        self.prompt_input.commands = CommandRegistry(custom, complete=False)
         for problem in problems:
             self.conversation.add_notice(f"slash command: {problem}", "warning")
         for hidden in self.prompt_input.commands.shadowed():
