@@ -152,10 +152,7 @@ class ProctorApp(KeyActions):
             await live.close()
             return
         self.live = live
-        if live.mcp is not None and live.mcp.connections:  # /mcp only when there are servers
-            from core.agent.commands import CommandRegistry
-
-            self.prompt_input.commands = CommandRegistry(self.prompt_input.commands.custom, True)
+        self._add_skill_commands(live)
         freeze_long_lived()  # the engine is loaded: later collections skip all of it
         for note in self.live.notes:
             self.conversation.add_notice(note, "warning")
@@ -226,13 +223,32 @@ class ProctorApp(KeyActions):
         from core.agent.commands import CommandRegistry
 
         custom, problems = await asyncio.to_thread(load_custom_commands, prepared.cwd)
-        self.prompt_input.commands = CommandRegistry(custom)
+        # Not complete yet: the skills a person may run join once the session has them.
+        self.prompt_input.commands = CommandRegistry(custom, complete=False)
         for problem in problems:
             self.conversation.add_notice(f"slash command: {problem}", "warning")
         for hidden in self.prompt_input.commands.shadowed():
             self.conversation.add_notice(
                 f"slash command: {hidden.path} is hidden by the built-in /{hidden.name}", "warning"
             )
+
+    def _add_skill_commands(self, live: LiveSession) -> None:
+        """The session's skills a person may run become `/name` commands (known only now:
+        a project's skills wait for trust); /mcp is listed when there are servers."""
+        from core.agent.commands import CommandRegistry
+        from core.agent.skills import skill_commands
+
+        custom = self.prompt_input.commands.custom
+        skills, notes = skill_commands(live.skills, custom)
+        has_mcp = live.mcp is not None and bool(live.mcp.connections)
+        self.prompt_input.commands = CommandRegistry([*custom, *skills], has_mcp)
+        for note in notes:
+            self.conversation.add_notice(note, "warning")
+        for hidden in self.prompt_input.commands.shadowed():
+            if hidden.skill:
+                self.conversation.add_notice(
+                    f"skill: {hidden.path} is not /{hidden.name}: that is a built-in", "warning"
+                )
 
     def _remember(self, rule: str) -> Path:
         """ "Yes, and don't ask again": the rule goes to the project's local settings file."""

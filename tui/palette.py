@@ -41,8 +41,8 @@ def palette_commands(app: KeyActions) -> Iterator[SystemCommand]:
     if app.live is not None:
         yield SystemCommand(
             "Compact the conversation",
-            "Replace the conversation so far by the model's summary (frees the context)",
-            app.compact,
+            "Replace the conversation so far by the model's summary; asks what it must keep",
+            lambda: _ask_compact(app),
         )
     yield SystemCommand("Todos", "Show or hide the todo list", app.action_toggle_todos)
     yield SystemCommand(
@@ -73,3 +73,14 @@ def _reachable_modes(app: KeyActions) -> list[Any]:
     if not app.live.context.permission_context.bypass_available:
         modes = [m for m in modes if m != "bypassPermissions"]
     return modes
+
+
+def _ask_compact(app: KeyActions) -> None:
+    """What the summary should keep, asked first (`/compact` takes it on its line)."""
+    from .screens.compact import CompactScreen
+
+    def answered(keep: str | None) -> None:
+        if keep is not None:  # esc: nothing is compacted
+            app.compact(keep)
+
+    app.push_screen(CompactScreen(), answered)

@@ -19,7 +19,6 @@ Built-ins win over custom commands of the same name: a project cannot replace `/
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -28,6 +27,7 @@ from typing import Literal
 from ..access.context import SkillScope
 from ..access.rules import parse_rule
 from ..app_state import AppState
+from ..tools.arguments import expand  # shared with skills (core/tools/skill.py)
 
 BuiltinAction = Literal[
     "help",
@@ -72,11 +72,19 @@ class CustomCommand:
     model: str | None = None
     namespace: str = ""
     """The subfolder it sits in (`frontend` for commands/frontend/build.md), or ""."""
+    frame: tuple[str, str] | None = None
+    """A skill the person runs as `/name` (core/agent/skills.py): the text around its body,
+    which arguments are not filled into; None for a commands/*.md file."""
+
+    @property
+    def skill(self) -> bool:
+        return self.frame is not None
 
     @property
     def label(self) -> str:
         """Where it comes from, as the seeds' system shows it: `project:frontend`."""
-        return f"{self.scope}:{self.namespace}" if self.namespace else self.scope
+        where = f"{self.scope}:{self.namespace}" if self.namespace else self.scope
+        return f"{where} skill" if self.skill else where
 
 
 Command = BuiltinCommand | CustomCommand
@@ -261,40 +269,10 @@ def resolve(text: str, registry: CommandRegistry) -> Resolved:
     if isinstance(command, BuiltinCommand):
         return RunBuiltin(command, arguments)
     expanded = expand(command.body, arguments)
+    if command.frame is not None:
+        expanded = command.frame[0] + expanded + command.frame[1]
     prompt = CommandPrompt(expanded, command.model, narrowing_of(command), text.strip())
     return SendPrompt(command, arguments, prompt)
-
-
-_PLACEHOLDER = re.compile(r"\$(ARGUMENTS|[1-9][0-9]*)")
-
-
-def expand(body: str, arguments: str) -> str:
-    """The template with `$ARGUMENTS` (all of them) and `$1`, `$2`… (each, shell-quoted
-    words) filled in; a missing one is empty. Arguments given to a template that uses no
-    placeholder are added at the end, as the seeds' system does, so they are never lost."""
-    words = _words(arguments)
-    used = False
-
-    def fill(match: re.Match[str]) -> str:
-        nonlocal used
-        used = True
-        key = match.group(1)
-        if key == "ARGUMENTS":
-            return arguments
-        index = int(key) - 1
-        return words[index] if index < len(words) else ""
-
-    text = _PLACEHOLDER.sub(fill, body).strip()
-    if arguments and not used:
-        text = f"{text}\n\nARGUMENTS: {arguments}"
-    return text
-
-
-def _words(arguments: str) -> list[str]:
-    try:
-        return shlex.split(arguments)
-    except ValueError:  # an unclosed quote: plain words rather than nothing
-        return arguments.split()
 
 
 def help_lines(registry: CommandRegistry) -> list[str]:

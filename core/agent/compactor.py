@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from ..abort import AbortSignal
 from ..events import HookRan
 from ..hooks import NO_EVENT_OUTCOME
+from ..tools.skill import narrowing_note
 from .compaction import (
     CompactTrigger,
     Gauge,
@@ -34,7 +35,14 @@ from .compaction import (
     summary_request,
     summary_text,
 )
-from .events import Compacted, CompactionFailed, ContextMeasured, HookNotice, UsageUpdated
+from .events import (
+    Compacted,
+    Compacting,
+    CompactionFailed,
+    ContextMeasured,
+    HookNotice,
+    UsageUpdated,
+)
 from .instructions import reminder_text
 from .prompt import system_blocks, tool_definitions
 from .transcript_records import compaction_record
@@ -106,6 +114,13 @@ class Compactor:
         except Exception:  # counting is a refinement: the estimate stands
             return None
 
+    def resume(self, loop: AgentLoop, tokens: int) -> None:
+        """A resumed conversation holds `tokens`, as its transcript last measured them: the
+        gauge shows them from the start, and the threshold counts from them."""
+        self.tokens = tokens
+        self._measured_upto = len(loop.messages)
+        self._announce(loop)
+
     def restart(self, loop: AgentLoop) -> None:
         """`/clear` emptied the conversation: nothing measured is in it any more (the next
         response measures the prompt and tools again)."""
@@ -137,6 +152,7 @@ class Compactor:
         if not loop.messages:
             loop.services.emit(CompactionFailed(message="There is no conversation to compact."))
             return False
+        loop.services.emit(Compacting(trigger=trigger))
         await self._pre_compact_hooks(loop, trigger, instructions)
         request = summary_request(loop.messages, instructions)
         try:
@@ -167,7 +183,7 @@ class Compactor:
             todos=loop.context.get_app_state().todos,
             plan_file=Path(plan) if plan else None,
             pending_prompt=pending_prompt(loop.messages),
-            reminders=_instruction_reminders(loop),
+            reminders=[*_instruction_reminders(loop), *_skill_reminders(loop)],
         )
         loop.messages[:] = messages
         self.compactions += 1
@@ -287,3 +303,16 @@ def _instruction_reminders(loop: AgentLoop) -> list[str]:
         return []
     found = [f for f in instructions.loaded() if f.found_on_read is not None]
     return [reminder_text(found)] if found else []
+
+
+def _skill_reminders(loop: AgentLoop) -> list[str]:
+    """A skill (or command) still narrowing the turn, said again: the message that loaded it
+    and told the model its allowed-tools is among those the summary replaces, while the
+    narrowing itself, on the permission context, stays until the turn ends."""
+    said = []
+    for scope in loop.context.permission_context.skill_scopes:
+        is_command = scope.skill.startswith("/")
+        what = f"The command {scope.skill}" if is_command else f"The skill {scope.skill!r}"
+        note = narrowing_note(scope.rules)
+        said.append(f"{what} loaded before this summary is still running. {note}")
+    return said

@@ -130,6 +130,15 @@ class ContextMeasured(EngineEvent):
 
 
 @dataclass(slots=True, kw_only=True)
+class Compacting(EngineEvent):
+    """A summary is being written to replace the conversation (`Compacted` or
+    `CompactionFailed` follows): the context gauge says so meanwhile."""
+
+    kind: ClassVar[str] = "compacting"
+    trigger: str
+
+
+@dataclass(slots=True, kw_only=True)
 class Compacted(EngineEvent):
     """The conversation was replaced by a summary: the place a front end marks."""
 

@@ -260,7 +260,13 @@ async def run_headless(options: HeadlessOptions, out: TextIO = sys.stdout) -> in
         return 2
     for note in prepared.notes:
         print(f"proctor: {note}", file=sys.stderr)
-    expanded = headless_command(prompt, prepared.cwd, out, options.output_format)
+    expanded = headless_command(
+        prompt,
+        prepared.cwd,
+        out,
+        options.output_format,
+        project_skills=options.trust or prepared.previously_trusted,  # as open_session reads it
+    )
     if isinstance(expanded, int):  # nothing reached the model: no session to keep
         if not prepared.resumed:
             shutil.rmtree(prepared.session.directory, ignore_errors=True)
@@ -334,11 +340,17 @@ async def run_headless(options: HeadlessOptions, out: TextIO = sys.stdout) -> in
 
 
 def headless_command(
-    prompt: str, cwd: Path, out: TextIO, output_format: OutputFormat = "text"
+    prompt: str,
+    cwd: Path,
+    out: TextIO,
+    output_format: OutputFormat = "text",
+    *,
+    project_skills: bool = False,
 ) -> str | int:
-    """`-p "/name args"`: a custom command's prompt, or the exit status of a built-in that
-    ran here (`/help`) or could not (the others need the screen, or are not in this build).
-    Anything else is the prompt as given."""
+    """`-p "/name args"`: a custom command's (or a person-run skill's) prompt, or the exit
+    status of a built-in that ran here (`/help`) or could not (the others need the screen,
+    or are not in this build). Anything else is the prompt as given. `project_skills`:
+    whether the project is trusted, so its skills are commands too."""
     if not prompt.lstrip().startswith("/"):
         return prompt
     from .command_files import load_custom_commands
@@ -352,11 +364,15 @@ def headless_command(
         resolve,
         unknown_message,
     )
+    from .skills import session_skills, skill_commands
 
     custom, problems = load_custom_commands(cwd)
     for problem in problems:
         print(f"proctor: slash command: {problem}", file=sys.stderr)
-    registry = CommandRegistry(custom)
+    skills, clashes = skill_commands(session_skills(cwd, project=project_skills), custom)
+    for clash in clashes:
+        print(f"proctor: {clash}", file=sys.stderr)
+    registry = CommandRegistry([*custom, *skills])
     resolved = resolve(prompt, registry)
     if isinstance(resolved, NotACommand):
         return prompt

@@ -43,6 +43,7 @@ from ..settings.read import load_settings, require_settings_file
 from ..settings.values import PROJECT_SOURCES, Settings
 from ..tool import ToolContext, ToolOptions, ToolPool
 from ..tools.skill import SKILLS
+from ..tools.skill_files import SkillCatalog
 from ..tools.task import SUBAGENTS
 from ..tools.todo_write import Todo
 from ..trust import is_trusted
@@ -217,6 +218,11 @@ class LiveSession:
     @property
     def mcp(self) -> McpServers | None:
         return self.context.options.services.get(MCP)
+
+    @property
+    def skills(self) -> SkillCatalog:
+        """The skills the session offers (a project's only when trusted)."""
+        return self.context.options.services.get(SKILLS) or SkillCatalog()
 
     @property
     def mode(self) -> PermissionMode:
@@ -483,6 +489,8 @@ async def open_session(
     )
     if todos:
         events(TodosChanged(todos=todos))  # a resumed list: the front end shows it again
+    if prepared.resumed and prepared.restored.context_tokens is not None:
+        loop.compactor.resume(loop, prepared.restored.context_tokens)  # the gauge, at once
     return LiveSession(
         prepared=prepared,
         model=model,

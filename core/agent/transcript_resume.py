@@ -12,6 +12,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .compaction import context_tokens
+
 INTERRUPTED_RESULT = "the session ended before this call finished"
 """The result `messages_from` gives a tool call that a crash left without one."""
 
@@ -66,18 +68,32 @@ class RestoredState:
 
     mode: str | None = None
     todos: tuple[Mapping[str, Any], ...] = ()
+    context_tokens: int | None = None
+    """How many tokens the conversation held when it stopped, as last measured (the last
+    response's usage, or the count after a compaction or /clear); None: never measured."""
 
 
 def restored_state(records: Iterable[Mapping[str, Any]]) -> RestoredState:
-    """The last permission mode and the main agent's last todo list in the records (the
-    modes a session may not start in, like bypass without its flag, are refused later by
-    the permission setup, as they would be from the command line)."""
+    """The last permission mode, the main agent's last todo list and the last context
+    measure in the records (the modes a session may not start in, like bypass without its
+    flag, are refused later by the permission setup, as they would be from the command line)."""
     mode: str | None = None
     todos: tuple[Mapping[str, Any], ...] = ()
+    tokens: int | None = None
     for record in records:
-        if record.get("type") != "engine_event":
+        kind = record.get("type")
+        if kind == "clear":
+            tokens = 0
+        elif kind == "compaction":
+            tokens = None  # measured again right after (a "context" event), else unknown
+        elif kind == "message" and record.get("role") == "assistant":
+            tokens = _context_tokens(record.get("usage"), tokens)
+        if kind != "engine_event":
             continue
-        if record.get("kind") == "mode" and isinstance(record.get("mode"), str):
+        if record.get("kind") == "context" and record.get("agent_id") is None:
+            measured = record.get("tokens")
+            tokens = measured if isinstance(measured, int) and measured >= 0 else tokens
+        elif record.get("kind") == "mode" and isinstance(record.get("mode"), str):
             mode = record["mode"]
         elif record.get("kind") == "todos" and record.get("agent_id") is None:
             items = record.get("todos")
@@ -89,7 +105,11 @@ def restored_state(records: Iterable[Mapping[str, Any]]) -> RestoredState:
                     and {"content", "status", "active_form"} <= set(item)
                     and item["status"] in ("pending", "in_progress", "completed")
                 )
-    return RestoredState(mode, todos)
+    return RestoredState(mode, todos, tokens)
+
+
+def _context_tokens(usage: Any, before: int | None) -> int | None:
+    return context_tokens(usage) if isinstance(usage, Mapping) else before
 
 
 def _answer_calls(calls: list[str], message: dict[str, Any]) -> dict[str, Any] | None:

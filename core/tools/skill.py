@@ -7,9 +7,13 @@ in `.claude/skills/<name>/`, `~/.claude/skills/<name>/` or proctor's config `ski
 - Announced, not loaded: the tool's description lists every skill by name and description,
   sorted, from the catalog found when the session opened. That text sits in the tools, the
   cached prefix of every request, so it must not change during the session: a skill added
-  later is not seen until the next session. The body is read only when the model calls
-  Skill, and the result carries it with the skill's base directory (its other files are
-  named relative to it).
+  later is not listed until the next session. It can still be used: a call naming a skill
+  the catalog does not hold looks in the same directories again (a project's only when
+  trusted; the call has passed the permission chain by then), so "use the new deploy skill"
+  works without breaking the cache. The body is read only when the model calls Skill, and
+  the result carries it with the skill's base directory (its other files are named relative
+  to it) and the call's `args` filled in for `$ARGUMENTS`, `$1`… (core/tools/arguments.py,
+  as a slash command's are).
 - Its permission follows the seed: not read-only, so the chain and the mode decide like any
   other call (default mode asks; an allow rule `Skill(name)`, `Skill(prefix:*)` or `Skill`
   stops the asking; plan mode refuses).
@@ -35,11 +39,12 @@ from pathlib import Path
 
 from pydantic import Field
 
-from ..access.context import SkillScope
+from ..access.context import PermissionRule, SkillScope
 from ..access.targets import NameTarget
 from ..app_state import AppState
 from ..session_services import ServiceKey
 from ..tool import Progress, Tool, ToolContent, ToolContext, ToolInput, ToolOptions, ToolResult
+from .arguments import expand
 from .skill_files import SkillCatalog, SkillFileError, SkillInfo, read_skill
 
 SKILLS: ServiceKey[SkillCatalog] = ServiceKey("skills")
@@ -63,7 +68,9 @@ PROMPT_HEAD = """\
 Load a skill: instructions written for a kind of task, with the files they name. When the \
 user's request matches a skill's description, call this tool with its name before doing the \
 task, then follow what it says. Load a skill once per turn; its instructions stay in the \
-conversation. A skill that lists allowed tools limits you to them until your turn ends.
+conversation. A skill that lists allowed tools limits you to them until your turn ends. \
+A skill the user names that is not listed below may have been added since the session \
+began: call it by that name.
 
 Available skills:"""
 
@@ -99,6 +106,10 @@ class Skill(Tool[SkillInput, SkillLoaded]):
             )
         catalog = context.options.services.get(SKILLS) or SkillCatalog()
         found = catalog.find(input.skill)
+        if found is None:
+            # Added since the session began? Looked for where the session's skills were (a
+            # project's only if trusted); the call already passed the permission chain.
+            found = (await asyncio.to_thread(catalog.rescanned)).find(input.skill)
         if found is None or not found.model_invocable:
             names = ", ".join(s.name for s in catalog.announced()) or "none"
             return ToolResult(
@@ -124,23 +135,35 @@ class Skill(Tool[SkillInput, SkillLoaded]):
 
     def render(self, output: SkillLoaded) -> ToolContent:
         skill = output.skill
-        parts = [
-            f'<skill name="{skill.name}">',
-            f"Base directory for this skill: {skill.base_dir}",
-            "",
-            skill.body,
-        ]
-        if output.args:
-            parts += ["", f"ARGUMENTS: {output.args}"]
-        if skill.allowed_tools is not None:
-            listed = ", ".join(str(rule) for rule in skill.allowed_tools) or "none"
-            parts += [
-                "",
-                f"Until your turn ends, only these tools may run: {listed} (other calls are "
-                "refused; these still need the user's permission as usual).",
-            ]
-        parts.append("</skill>")
-        return "\n".join(parts)
+        return skill_text(skill, expand(skill.body, output.args or ""))
+
+
+def skill_text(skill: SkillInfo, body: str) -> str:
+    """A loaded skill as the model reads it: its base directory, `body` (its instructions,
+    arguments filled in) and, when it narrows the turn, the tools it leaves."""
+    head, tail = skill_frame(skill)
+    return head + body + tail
+
+
+def skill_frame(skill: SkillInfo) -> tuple[str, str]:
+    """What comes before and after a skill's instructions: apart from them, so that
+    arguments are filled into the instructions only (a `$1` in a folder's name or in an
+    allowed-tools rule stays as written)."""
+    head = f'<skill name="{skill.name}">\nBase directory for this skill: {skill.base_dir}\n\n'
+    tail = ""
+    if skill.allowed_tools is not None:
+        tail += "\n\n" + narrowing_note(skill.allowed_tools)
+    return head, tail + "\n</skill>"
+
+
+def narrowing_note(rules: tuple[PermissionRule, ...]) -> str:
+    """What the model is told of a running skill's allowed-tools (when it loads the skill,
+    and again after a compaction replaced that message: core/agent/compactor.py)."""
+    listed = ", ".join(str(rule) for rule in rules) or "none"
+    return (
+        f"Until your turn ends, only these tools may run: {listed} (other calls are "
+        "refused; these still need the user's permission as usual)."
+    )
 
 
 def skill_name(asked: str) -> str:

@@ -32,20 +32,20 @@ SkillSource = Literal["user", "claude-user", "project"]
 """Where a skill was found: proctor's config directory, the user's `~/.claude/skills`, or the
 project's `.claude/skills` (a cloned repository's text: see core/tools/skill.py on trust)."""
 
-USED_KEYS = frozenset({"name", "description", "allowed-tools", "disable-model-invocation"})
-IGNORED_KEYS = frozenset(
+USED_KEYS = frozenset(
     {
-        "argument-hint",
+        "name",
+        "description",
+        "allowed-tools",
+        "disable-model-invocation",
         "user-invocable",
-        "version",
-        "license",
-        "metadata",
-        "when_to_use",
-        "compatibility",
+        "argument-hint",
+        "model",
     }
 )
-"""Keys the seeds' system reads that change nothing about a skill the model loads here."""
-UNSUPPORTED_KEYS = frozenset({"model", "effort", "context", "agent", "hooks"})
+IGNORED_KEYS = frozenset({"version", "license", "metadata", "when_to_use", "compatibility"})
+"""Keys the seeds' system reads that change nothing about how a skill runs here."""
+UNSUPPORTED_KEYS = frozenset({"effort", "context", "agent", "hooks"})
 """Keys that would change how the skill runs, which proctor does not do yet: said, not hidden."""
 
 Severity = Literal["error", "warning"]
@@ -76,6 +76,15 @@ class SkillInfo:
     allowed_tools: tuple[PermissionRule, ...] | None = None
     """None: the skill does not narrow anything; () narrows to loading skills only."""
     model_invocable: bool = True
+    """False (`disable-model-invocation: true`): not announced to the model, which cannot load
+    it; only a person's `/name` runs it."""
+    user_invocable: bool = True
+    """False (`user-invocable: false`): not a `/name` command; the model may still load it."""
+    argument_hint: str = ""
+    """What `/name` takes, shown beside it in the prompt's completion."""
+    model: str | None = None
+    """The model for a turn the person starts with `/name` (as a command's `model`); a skill
+    the model loads mid-turn leaves the turn's model as it is."""
     body: str = ""
     """The instructions after the front matter (filled by `load_skill`, not by discovery's
     catalog, which keeps only what announces the skill)."""
@@ -91,6 +100,9 @@ class SkillCatalog:
 
     skills: tuple[SkillInfo, ...] = ()
     problems: tuple[SkillProblem, ...] = ()
+    sources: tuple[tuple[Path, SkillSource], ...] = ()
+    """The directories it was found in (only those the session may use: a project's only when
+    trusted), so a skill added mid-session can be looked for where this one looked."""
     _by_name: dict[str, SkillInfo] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -103,6 +115,10 @@ class SkillCatalog:
     def announced(self) -> tuple[SkillInfo, ...]:
         """The skills the model is told of, by name (a stable order: the prompt is cached)."""
         return tuple(sorted((s for s in self.skills if s.model_invocable), key=lambda s: s.name))
+
+    def rescanned(self) -> SkillCatalog:
+        """The skills in the same directories as they are on disk now."""
+        return discover(self.sources)
 
 
 class SkillFileError(ValueError):
@@ -117,7 +133,8 @@ def discover(directories: Iterable[tuple[Path, SkillSource]]) -> SkillCatalog:
     skills: list[SkillInfo] = []
     problems: list[SkillProblem] = []
     seen: dict[str, Path] = {}
-    for directory, source in directories:
+    sources = tuple(directories)
+    for directory, source in sources:
         try:
             entries = sorted(p for p in directory.iterdir() if p.is_dir())
         except OSError:
@@ -141,7 +158,7 @@ def discover(directories: Iterable[tuple[Path, SkillSource]]) -> SkillCatalog:
                 continue
             seen[skill.name] = path
             skills.append(skill)
-    return SkillCatalog(tuple(skills), tuple(problems))
+    return SkillCatalog(tuple(skills), tuple(problems), sources)
 
 
 def read_skill(path: Path, source: SkillSource) -> tuple[SkillInfo, list[SkillProblem]]:
@@ -179,14 +196,66 @@ def read_skill(path: Path, source: SkillSource) -> tuple[SkillInfo, list[SkillPr
     description = " ".join(description.split())
     if len(description) > MAX_DESCRIPTION:
         raise fail("description", f"`description` is longer than {MAX_DESCRIPTION} characters")
-    invocable = values.get("disable-model-invocation", False)
-    if not isinstance(invocable, bool):
-        raise fail("disable-model-invocation", "`disable-model-invocation` must be true or false")
+    hidden_from_model = _flag(values, lines, path, "disable-model-invocation", False)
+    user_invocable = _flag(values, lines, path, "user-invocable", True)
+    hint = _text(values, lines, path, "argument-hint")
+    model = _text(values, lines, path, "model") or None
+    if hidden_from_model and not user_invocable:
+        warnings.append(
+            SkillProblem(
+                path,
+                lines["user-invocable"],
+                "`disable-model-invocation: true` and `user-invocable: false` leave no one "
+                "to run it",
+                "warning",
+            )
+        )
+    if model and not (hidden_from_model and user_invocable):
+        said = (
+            f"`model: {model}` is never used: the skill is not a /{name} command, and a "
+            "skill the model loads keeps the turn's model"
+            if not user_invocable
+            else f"`model: {model}` is used when you run /{name}; when the model loads the "
+            "skill, the turn keeps its model"
+        )
+        warnings.append(SkillProblem(path, lines["model"], said, "warning"))
     allowed = None
     if "allowed-tools" in values:
         allowed = _allowed_tools(values["allowed-tools"], path, lines["allowed-tools"], name)
-    info = SkillInfo(name, description, path, source, allowed, not invocable, body.strip())
+    info = SkillInfo(
+        name,
+        description,
+        path,
+        source,
+        allowed,
+        model_invocable=not hidden_from_model,
+        user_invocable=user_invocable,
+        argument_hint=hint,
+        model=model,
+        body=body.strip(),
+    )
     return info, warnings
+
+
+def _flag(
+    values: dict[str, FrontValue], lines: dict[str, int], path: Path, key: str, default: bool
+) -> bool:
+    value = values.get(key, default)
+    if not isinstance(value, bool):
+        raise SkillFileError(
+            SkillProblem(path, lines.get(key, 1), f"`{key}` must be true or false")
+        )
+    return value
+
+
+def _text(values: dict[str, FrontValue], lines: dict[str, int], path: Path, key: str) -> str:
+    value = values.get(key, "")
+    if isinstance(value, list) and key == "argument-hint":
+        # `argument-hint: [message]` is text to people, though YAML reads it as a list.
+        value = f"[{', '.join(value)}]"
+    if not isinstance(value, str):
+        raise SkillFileError(SkillProblem(path, lines.get(key, 1), f"`{key}` must be a text"))
+    return value.strip()
 
 
 def _allowed_tools(

@@ -49,3 +49,71 @@ async def test_a_skill_call_is_asked_about_by_name_and_narrows_the_turn(tmp_path
 
 def loaded_id(app: Any) -> str:
     return next(i for i, r in app.book.calls.items() if r.tool_name == "Skill")
+
+
+def write_skill(project: Path, name: str, front: str, body: str) -> Path:
+    folder = project / ".claude" / "skills" / name
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "SKILL.md"
+    path.write_text(f"---\nname: {name}\n{front}---\n{body}\n")
+    return path
+
+
+def notices(app: Any) -> str:
+    from tui.widgets.conversation import Notice
+
+    return "\n".join(str(notice.render()) for notice in app.conversation.query(Notice))
+
+
+def hints(app: Any) -> str:
+    from tui.widgets.command_hints import CommandHints
+
+    widget = app.main_screen.query_one(CommandHints)
+    return str(widget.render()) if widget.display else ""
+
+
+async def test_a_person_runs_a_skill_as_a_slash_command_with_its_arguments(tmp_path: Path):
+    import json
+
+    project = tmp_path / "project"
+    write_skill(
+        project,
+        "deploy",
+        "description: Ship to an environment.\nargument-hint: [environment]\n"
+        "disable-model-invocation: true\nallowed-tools: Read\n",
+        "Deploy to $1, carefully.",
+    )
+    write_skill(project, "style", "description: House style.\nuser-invocable: false\n", "Tabs.")
+    app = make_app(project, [[bash("touch shipped")], [text("Refused.")]], prompt=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.live is not None)
+        await pilot.press("/", "d", "e")
+        await until(pilot, lambda: "/deploy" in hints(app), "the skill offered")
+        assert "/deploy [environment]" in hints(app)
+        assert "Ship to an environment. (project skill)" in hints(app)
+        await pilot.press("backspace", "backspace", "s", "t")
+        assert "/style" not in hints(app)  # user-invocable: false is the model's alone
+        await pilot.press("backspace", "backspace", *"deploy staging", "enter")
+        await until(pilot, lambda: turn_over(app) and len(app.book.turns) == 1)
+        sent = json.dumps(app.live.loop.messages[0]["content"])
+        assert '<skill name=\\"deploy\\">' in sent and "Deploy to staging, carefully." in sent
+        assert "limits this turn to its allowed-tools (Read)" in notices(app)
+        assert not (project / "shipped").exists()  # outside its allowed-tools: refused
+        assert app.live.store.get().permission_context.skill_scopes == ()
+
+
+async def test_a_command_file_keeps_its_name_over_a_skill_and_the_person_is_told(
+    tmp_path: Path,
+):
+    project = tmp_path / "project"
+    skill_file = write_skill(project, "review", "description: The skill.\n", "Skill body.")
+    commands = project / ".claude" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "review.md").write_text("Command body.")
+    app = make_app(project, [[text("Done.")]], prompt=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: "not the skill" in notices(app), "the clash said")
+        assert f"in {skill_file}" in notices(app)
+        await pilot.press(*"/review", "enter")
+        await until(pilot, lambda: turn_over(app) and len(app.book.turns) == 1)
+        assert "Command body." in str(app.live.loop.messages[0]["content"])

@@ -45,6 +45,7 @@ SANDBOX = (
 
 def key_places() -> list[tuple[str, type[DOMNode]]]:
     """Where keys work besides everywhere (the app's), in the order help lists them."""
+    from ..screens.compact import CompactScreen
     from ..screens.mcp import McpServersScreen
     from ..screens.outputs import SavedOutputsScreen
     from ..screens.permission import PermissionScreen
@@ -69,6 +70,7 @@ def key_places() -> list[tuple[str, type[DOMNode]]]:
         ("Saved outputs (ctrl+o)", SavedOutputsScreen),
         ("The output viewer", OutputViewerScreen),
         ("MCP servers", McpServersScreen),
+        ("Compacting from the palette", CompactScreen),
         ("Sessions", SessionsScreen),
         ("Status (F3)", StatusScreen),
         ("This help", HelpScreen),

@@ -22,8 +22,11 @@ the call book's board): a person who never configured one never sees the word. I
 by the servers' health with the theme's warning and error colours.
 
 How full the model's context window is ("context 62%", from `ContextMeasured`) joins the
-line after the first response; past the auto-compaction threshold it takes the warning colour
-(compaction is coming).
+line after the first response (or at once, for a resumed session); past the auto-compaction
+threshold it takes the warning colour (compaction is coming). A conversation measured past
+the whole window reads "context 100%+" rather than a figure such as 104% that looks like a
+fault (the next request could not be sent as it is: it is compacted first), and while a
+summary is being written the segment says "· compacting" (`Compacting` to `Compacted`).
 
 The line must read at 80 columns, where everything at once does not fit. Rather than let the
 right end (what is going on, the most wanted) fall off, the segments a glance needs least go
@@ -47,7 +50,14 @@ from textual.widget import Widget
 from textual.widgets import Label
 
 from core.access.modes import MODE_LABELS
-from core.agent.events import ContextMeasured, UsageUpdated
+from core.agent.events import (
+    Compacted,
+    Compacting,
+    CompactionFailed,
+    ContextMeasured,
+    TurnEnded,
+    UsageUpdated,
+)
 from core.agent.pricing import UsageTally, is_priced
 from core.events import EngineEvent, McpServerChanged, ModeChanged, SubAgentEvent
 from tui.calls import CallBook
@@ -66,6 +76,15 @@ DROP_ORDER: tuple[tuple[str, FitStep], ...] = (
     ("status-mcp", "drop"),
 )
 """Which segments give way, first to last, when the line is too narrow for all of them."""
+
+
+def context_words(fraction: float | None, compacting: bool) -> str:
+    """The context segment: `context 62%`, `context 100%+` past the whole window, with
+    `· compacting` while a summary is written; "" before anything was measured."""
+    if fraction is None:
+        return "compacting" if compacting else ""
+    figure = "100%+" if fraction > 1 else f"{round(fraction * 100)}%"
+    return f"context {figure} · compacting" if compacting else f"context {figure}"
 
 
 def sandbox_in_short(status: str) -> str:
@@ -185,6 +204,8 @@ class StatusBar(Widget):
         """What each label shows: its text, or the shorter form the width allows."""
         self.tally = UsageTally()
         """The session's requests' usage and cost so far, sub-agents' included."""
+        self._measured: ContextMeasured | None = None
+        self._compacting = False
         self.set_reactive(StatusBar.mode, mode)
         self.set_reactive(StatusBar.model, model)
         self.set_reactive(StatusBar.session_id, session_id)
@@ -247,7 +268,15 @@ class StatusBar(Widget):
             elif isinstance(event, McpServerChanged):
                 self._show_servers(book)
             elif isinstance(event, ContextMeasured):
-                self._show_context(event)
+                self._measured = event
+                self._compacting = False  # none is measured while a summary is written
+                self._show_context()
+            elif isinstance(event, Compacting):
+                self._compacting = True
+                self._show_context()
+            elif isinstance(event, Compacted | CompactionFailed | TurnEnded) and self._compacting:
+                self._compacting = False
+                self._show_context()
         if usage_changed:
             self.input_tokens = self.tally.input_tokens
             self.output_tokens = self.tally.output_tokens
@@ -261,13 +290,17 @@ class StatusBar(Widget):
             self._mcp_label.add_class(f"-{health}")
         self.mcp = servers.summary()
 
-    def _show_context(self, measured: ContextMeasured) -> None:
-        if measured.window <= 0:
-            return
-        fraction = measured.tokens / measured.window
-        full = measured.threshold is not None and fraction >= measured.threshold
+    def _show_context(self) -> None:
+        measured = self._measured
+        fraction = None
+        if measured is not None and measured.window > 0:
+            fraction = measured.tokens / measured.window
+        threshold = measured.threshold if measured is not None else None
+        full = fraction is not None and (
+            fraction > 1 or (threshold is not None and fraction >= threshold)
+        )
         self._context_label.set_class(full, "-full")
-        self.context = f"context {round(fraction * 100)}%"
+        self.context = context_words(fraction, self._compacting)
 
     @property
     def usage(self) -> dict[str, int]:

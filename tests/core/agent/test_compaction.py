@@ -22,21 +22,30 @@ from core.agent.compaction import (
 )
 from core.agent.compactor import Compactor
 from core.agent.demo import DEMO_MODEL, DemoModel, copy_sample_project
-from core.agent.events import Compacted, CompactionFailed, ContextMeasured, TurnError
+from core.agent.events import (
+    Compacted,
+    Compacting,
+    CompactionFailed,
+    ContextMeasured,
+    TurnError,
+)
 from core.agent.headless import HeadlessOptions, run_headless
 from core.agent.instructions import Instructions, InstructionSet
 from core.agent.loop import AgentLoop
 from core.agent.model import ModelClient, RetryPolicy
 from core.agent.scenario import parse_scenario
+from core.agent.skills import session_skills
 from core.agent.transcript import Transcript, transcribing
 from core.agent.transcript_replay import past_events
-from core.agent.transcript_resume import messages_from
+from core.agent.transcript_resume import messages_from, restored_state
 from core.app_state import AppState, AppStateStore
 from core.events import EngineEvent, EventRecorder
 from core.hook_runner import CommandHookRunner
 from core.registry import assemble_tool_pool
+from core.session_services import SessionServices
 from core.settings.values import HookCommand, HookEntry
 from core.tool import ToolContext, ToolOptions
+from core.tools.skill import SKILLS
 from core.tools.todo_write import Todo
 
 BYPASS = ToolPermissionContext(mode="bypassPermissions", bypass_available=True)
@@ -64,6 +73,7 @@ def rig(
     todos: tuple[Todo, ...] = (),
     transcript: Transcript | None = None,
     hooks: Any = None,
+    skills: bool = False,
 ) -> Rig:
     scenario = {"name": "t", "turns": list(turns), "summary": SUMMARY}
     if refuse_above is not None:
@@ -84,11 +94,17 @@ def rig(
     demo.handle = handle  # type: ignore[method-assign]
     session_dir = tmp_path / "session"
     state = AppState(permission_context=permission_context, todos=todos)
+    session_services = SessionServices()
+    if skills:
+        session_services.provide(SKILLS, session_skills(demo.workspace))
     context = ToolContext(
         cwd=demo.workspace,
         app_state=AppStateStore(state),
         options=ToolOptions(
-            tools=assemble_tool_pool(permission_context), model=DEMO_MODEL, session_dir=session_dir
+            tools=assemble_tool_pool(permission_context),
+            model=DEMO_MODEL,
+            session_dir=session_dir,
+            services=session_services,
         ),
     )
     recorder = EventRecorder()
@@ -147,6 +163,9 @@ async def test_past_the_threshold_the_loop_compacts_and_carries_on(tmp_path: Pat
     assert ended.stop_reason == "end_turn"
     [compacted] = r.of(Compacted)
     assert compacted.trigger == "auto" and compacted.summary.startswith(SUMMARY)
+    [started] = r.of(Compacting)  # said before the summary is asked for, for the gauge
+    assert started.trigger == "auto"
+    assert r.recorder.events.index(started) < r.recorder.events.index(compacted)
     assert compacted.tokens_before >= 9_000
     # The request after it carries the summary, not the listing.
     after = r.requests[-1]["messages"]
@@ -231,6 +250,38 @@ async def test_subdirectories_instructions_survive_compaction(tmp_path: Path) ->
     assert "Counts stay integers." in json.dumps(r.loop.messages)
     assert await r.loop.compact()
     assert "Counts stay integers." in json.dumps(r.loop.messages)
+
+
+async def test_a_running_skills_narrowing_survives_compaction_and_is_said_again(
+    tmp_path: Path,
+) -> None:
+    def read(path: str) -> dict[str, Any]:
+        return {"type": "tool_use", "name": "Read", "input": {"file_path": path}}
+
+    r = rig(
+        tmp_path,
+        [{"type": "tool_use", "name": "Skill", "input": {"skill": "run-tests"}}],
+        [text("Reading."), read("P1"), read("P2"), read("P3")],
+        [bash("touch made-after-the-summary")],
+        [text("Done.")],
+        compactor=Compactor(10_000, 0.9),
+        skills=True,
+    )
+    workspace = r.demo.workspace
+    blocks = r.demo.scenario.turns[1].blocks[1:]
+    for block, name in zip(blocks, ("counts", "readability", "tokenize"), strict=True):
+        block.input["file_path"] = str(workspace / "textstats" / f"{name}.py")  # type: ignore[union-attr]
+    ended = await r.loop.send("run the tests")
+    assert ended.stop_reason == "end_turn"
+    assert [c.trigger for c in r.of(Compacted)] == ["auto"]
+    first = json.dumps(r.loop.messages[0])
+    assert first.count("Base directory for this skill") == 0  # the loading message is gone
+    assert "The skill 'run-tests' loaded before this summary is still running" in first
+    assert "only these tools may run: Read, Grep, Glob, Bash(python -m unittest:*)" in first
+    # And the narrowing itself held: the call after the summary was refused.
+    assert not (workspace / "made-after-the-summary").exists()
+    assert "the skill 'run-tests' is active" in json.dumps(r.loop.messages)
+    assert r.loop.context.permission_context.skill_scopes == ()  # ended with the turn
 
 
 # -- refused as too long -----------------------------------------------------------------------
@@ -346,6 +397,23 @@ async def test_resume_rebuilds_the_compacted_conversation(tmp_path: Path) -> Non
     past = past_events(records).events
     assert [e.trigger for e in past if isinstance(e, Compacted)] == ["auto"]
     assert any(isinstance(e, ContextMeasured) and e.window == 10_000 for e in past)
+    # The resumed engine starts from the last measure, not from nothing.
+    assert restored_state(records).context_tokens == r.loop.compactor.tokens > 0
+
+
+def test_the_context_a_transcript_left_is_its_last_measure() -> None:
+    def said(tokens: int) -> dict[str, Any]:
+        usage = {"input_tokens": tokens, "cache_read_input_tokens": 1, "output_tokens": 2}
+        return {"type": "message", "role": "assistant", "content": "x", "usage": usage}
+
+    context = {"type": "engine_event", "kind": "context", "tokens": 77, "window": 100}
+    assert restored_state([]).context_tokens is None
+    assert restored_state([said(10), said(500)]).context_tokens == 503
+    assert restored_state([said(500), {"type": "clear"}]).context_tokens == 0
+    assert (
+        restored_state([said(500), {"type": "compaction", "messages": []}]).context_tokens is None
+    )
+    assert restored_state([said(500), {"type": "compaction"}, context]).context_tokens == 77
 
 
 # -- the demo ---------------------------------------------------------------------------------

@@ -112,3 +112,30 @@ async def test_the_demos_sample_project_brings_a_command(tmp_path: Path, capsys)
     records = [json.loads(line) for line in out.getvalue().splitlines()]
     sent = json.dumps(next(r for r in records if r["type"] == "user"))
     assert "Give me a quick overview of this project" in sent and "Focus on: the tests" in sent
+
+
+async def test_a_skill_runs_headless_as_its_slash_name_once_the_project_is_trusted(
+    project: Path, capsys
+):
+    folder = project / ".claude" / "skills" / "tour"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(
+        "---\nname: tour\ndescription: Show a newcomer around\n---\nShow $1 around.\n"
+    )
+    status, _, err = await run(project, "/tour alice", capsys)
+    assert status == 2 and "no /tour command" in err  # not trusted: not offered
+    out = io.StringIO()
+    options = HeadlessOptions(
+        prompt="/tour alice",
+        cwd=project,
+        output_format="stream-json",
+        demo=True,
+        scenario=str(project / ".scenario.json"),
+        demo_speed=0.0,
+        trust=True,
+    )
+    assert await run_headless(options, out) == 0
+    records = [json.loads(line) for line in out.getvalue().splitlines()]
+    (user,) = [r for r in records if r.get("type") == "user"]
+    (sent,) = user["message"]["content"]
+    assert sent["text"].startswith('<skill name="tour">') and "Show alice around." in sent["text"]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from core.agent.events import ContextMeasured
 from core.agent.live import SessionOptions, open_session, prepare_session
 from core.events import EventRecorder, ModeChanged, ToolCompleted
 from core.ports import Approve, PermissionRequest
@@ -117,9 +118,15 @@ async def test_resuming_a_session_restores_its_mode_and_its_todos(tmp_path: Path
             cwd=tmp_path, demo=True, scenario=str(scenario), demo_speed=0, resume=first.session.id
         )
     )
-    resumed = await open_session(again, sink=EventRecorder(), trusted=True)
+    seen = EventRecorder()
+    resumed = await open_session(again, sink=seen, trusted=True)
     try:
         assert resumed.mode == "acceptEdits"
+        # The context gauge is there before the first response: the last one's usage.
+        left = live.loop.compactor.tokens
+        assert left > 0 and resumed.loop.compactor.tokens == left
+        (measured,) = [e for e in seen.events if isinstance(e, ContextMeasured)]
+        assert (measured.tokens, measured.window) == (left, resumed.loop.compactor.window)
         (restored,) = resumed.store.get().todos
         assert (restored.content, restored.status, restored.active_form) == (
             "Ship it",

@@ -26,7 +26,7 @@ from core.permissions.decide import DecisionChain
 from core.registry import assemble_tool_pool
 from core.session_services import SessionServices
 from core.tool import AnyTool, ToolContext, ToolOptions
-from core.tools.skill import SKILLS, Skill
+from core.tools.skill import SKILLS, Skill, SkillLoaded
 from core.tools.skill_files import SkillCatalog
 
 BYPASS = ToolPermissionContext(mode="bypassPermissions", bypass_available=True)
@@ -149,15 +149,20 @@ def test_unknown_and_unsupported_keys_are_warned_about_and_the_skill_still_loads
         homes["project"],
         "x",
         "---\nname: x\ndescription: >\n  Folded over\n  two lines.\ncolour: blue\n"
-        "model: haiku\nallowed-tools:\n  - Read\n  - Bash(git diff:*)\n---\nBody.\n",
+        "effort: high\nallowed-tools:\n  - Read\n  - Bash(git diff:*)\ncontext: fork\n---\nBody.\n",
     )
     catalog = session_skills(homes["cwd"])
     (skill,) = catalog.skills
     assert skill.description == "Folded over two lines."
     assert [str(rule) for rule in skill.allowed_tools or ()] == ["Read", "Bash(git diff:*)"]
-    assert [(p.line, p.severity) for p in catalog.problems] == [(6, "warning"), (7, "warning")]
+    assert [(p.line, p.severity) for p in catalog.problems] == [
+        (6, "warning"),
+        (7, "warning"),
+        (11, "warning"),
+    ]
     assert "unknown key `colour`" in str(catalog.problems[0])
-    assert "`model` is not supported by proctor yet" in str(catalog.problems[1])
+    assert "`effort` is not supported by proctor yet" in str(catalog.problems[1])
+    assert "`context` is not supported by proctor yet" in str(catalog.problems[2])
     assert str(path) in str(catalog.problems[1])
 
 
@@ -367,3 +372,139 @@ async def test_an_empty_allowed_tools_leaves_only_loading_skills(tmp_path: Path)
     context = context_for(tmp_path, scoped("bypassPermissions"))
     read = await decide("Read", {"file_path": str(tmp_path / "a")}, context)
     assert isinstance(read, Deny) and "(no tools)" in read.message
+
+
+# -- arguments, the keys that say who runs a skill, skills added mid-session ----------------
+
+
+def test_the_calls_args_fill_arguments_and_numbered_placeholders(homes: dict[str, Path]) -> None:
+    write_skill(
+        homes["project"],
+        "fix",
+        skill_text("fix", "Fix an issue.", body="Fix issue $1 at priority $2.\nAll: $ARGUMENTS"),
+    )
+    (skill,) = session_skills(homes["cwd"]).skills
+    text = Skill().render(SkillLoaded(skill, '42 high "by friday"'))
+    assert 'Fix issue 42 at priority high.\nAll: 42 high "by friday"' in text
+    assert "$1" not in text and "$ARGUMENTS" not in text
+    # No placeholder in the body: the arguments are added after it, never lost.
+    write_skill(homes["project"], "plain", skill_text("plain", "Plain.", body="Just do it."))
+    plain = session_skills(homes["cwd"]).find("plain")
+    assert plain is not None
+    assert "Just do it.\n\nARGUMENTS: only the docs" in Skill().render(
+        SkillLoaded(plain, "only the docs")
+    )
+    # No args at all: numbered placeholders are empty, the body otherwise as written.
+    assert "Fix issue  at priority ." in Skill().render(SkillLoaded(skill, None))
+
+
+def test_who_may_run_a_skill_is_read_from_its_front_matter(homes: dict[str, Path]) -> None:
+    write_skill(
+        homes["project"],
+        "deploy",
+        skill_text(
+            "deploy",
+            "Ship it.",
+            extra="disable-model-invocation: true\nargument-hint: [environment]\nmodel: opus\n",
+        ),
+    )
+    write_skill(
+        homes["project"],
+        "style",
+        skill_text("style", "House style.", extra="user-invocable: false\n"),
+    )
+    catalog = session_skills(homes["cwd"])
+    assert catalog.problems == ()  # every key here is one proctor acts on
+    deploy, style = catalog.find("deploy"), catalog.find("style")
+    assert deploy is not None and style is not None
+    assert (deploy.model_invocable, deploy.user_invocable) == (False, True)
+    assert (deploy.argument_hint, deploy.model) == ("[environment]", "opus")
+    assert (style.model_invocable, style.user_invocable) == (True, False)
+    assert [s.name for s in catalog.announced()] == ["style"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        ("disable-model-invocation: true\nuser-invocable: false\n", "leave no one to run it"),
+        ("model: haiku\n", "is used when you run /x; when the model loads the skill"),
+        ("user-invocable: false\nmodel: haiku\n", "`model: haiku` is never used"),
+    ],
+)
+def test_keys_that_cannot_all_apply_are_said_once_and_the_skill_stays(
+    homes: dict[str, Path], extra: str, words: str
+) -> None:
+    write_skill(homes["project"], "x", skill_text("x", "X.", extra=extra))
+    catalog = session_skills(homes["cwd"])
+    assert [s.name for s in catalog.skills] == ["x"]
+    (problem,) = catalog.problems
+    assert problem.severity == "warning" and words in problem.message
+
+
+def test_user_invocable_must_be_true_or_false(homes: dict[str, Path]) -> None:
+    path = write_skill(homes["project"], "x", skill_text("x", "X.", extra="user-invocable: no\n"))
+    catalog = session_skills(homes["cwd"])
+    assert catalog.skills == ()
+    (problem,) = catalog.problems
+    assert (problem.path, problem.line) == (path, 4)
+    assert "`user-invocable` must be true or false" in problem.message
+
+
+async def test_a_skill_added_mid_session_loads_when_called_and_the_prefix_stays(
+    tmp_path: Path,
+) -> None:
+    loop, _, workspace = loop_for(
+        tmp_path, [use("Skill", skill="release", args="v2.1")], [said("ok")]
+    )
+    announced = tool_definitions(loop.context.options)
+    assert "- release:" not in json.dumps(announced)
+    write_skill(
+        workspace / ".claude" / "skills",
+        "release",
+        skill_text("release", "Cut a release.", body="Tag $1 and write its notes."),
+    )
+    await loop.send("use the release skill I just added for v2.1")
+    (loaded,) = result_texts(loop)
+    assert '<skill name="release">' in loaded and "Tag v2.1 and write its notes." in loaded
+    # Not listed until the next session: the cached prefix is what it was.
+    assert tool_definitions(loop.context.options) == announced
+
+
+def test_a_rescan_keeps_out_an_untrusted_projects_skills(homes: dict[str, Path]) -> None:
+    catalog = session_skills(homes["cwd"], project=False)
+    write_skill(homes["project"], "sneaky", skill_text("sneaky", "From the clone."))
+    write_skill(homes["claude"], "mine", skill_text("mine", "Added by me."))
+    again = catalog.rescanned()
+    assert again.find("sneaky") is None
+    assert again.find("mine") is not None
+
+
+def test_a_persons_slash_skill_fills_only_its_instructions(homes: dict[str, Path]) -> None:
+    from core.agent.commands import CommandRegistry, SendPrompt, resolve
+    from core.agent.skills import skill_commands
+
+    write_skill(
+        homes["project"],
+        "echo",
+        skill_text(
+            "echo",
+            "Echo things.",
+            body="Say $1 twice.",
+            extra="allowed-tools: Bash(echo $1:*)\nargument-hint: <word>\nmodel: claude-x\n",
+        ),
+    )
+    write_skill(homes["project"], "quiet", skill_text("q", "Q.", extra="user-invocable: false\n"))
+    made, notes = skill_commands(session_skills(homes["cwd"]))
+    assert [c.name for c in made] == ["echo"] and notes == []
+    assert made[0].argument_hint == "<word>" and made[0].label == "project skill"
+    resolved = resolve("/echo hello", CommandRegistry(made))
+    assert isinstance(resolved, SendPrompt)
+    prompt = str(resolved.prompt)
+    assert "Say hello twice." in prompt
+    assert "only these tools may run: Bash(echo $1:*)" in prompt  # the rule as written
+    assert resolved.prompt.model == "claude-x"  # its turn's model, as a command's
+    assert resolved.prompt.narrowing is not None
+    assert [str(r) for r in resolved.prompt.narrowing.rules] == ["Bash(echo $1:*)"]
+    # The same text the Skill tool gives the model, arguments and all.
+    (echo,) = [s for s in session_skills(homes["cwd"]).skills if s.name == "echo"]
+    assert prompt == Skill().render(SkillLoaded(echo, "hello"))
