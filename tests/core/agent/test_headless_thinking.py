@@ -127,10 +127,16 @@ async def test_stream_json_carries_the_thinking_blocks_as_sent(
     ],
 )
 def test_show_thinking_elsewhere_is_refused_with_why(
-    argv: list[str], capsys: pytest.CaptureFixture[str]
+    argv: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from tui import cli
     from tui.cli import _main
 
+    def started(*_: Any) -> int:
+        raise AssertionError("it ran instead of saying why not")
+
+    monkeypatch.setattr(cli, "run_app", started)
+    monkeypatch.setattr(cli, "run_print", started)
     with pytest.raises(SystemExit) as exited:
         _main(["--demo", *argv])
     assert exited.value.code == 2

@@ -192,3 +192,38 @@ async def test_a_redacted_block_goes_back_byte_for_byte_between_tool_turns(
     assert ended.stop_reason == "error"
     assert "Invalid `data` in `redacted_thinking` block" in made.of(TurnError)[-1].message
     assert isinstance(made.of(TurnEnded)[-1], TurnEnded)
+
+
+@pytest.mark.parametrize(
+    ("thinking_asked", "refusal"),
+    [
+        ({"type": "enabled", "budget_tokens": 4_000}, "must be greater than"),  # = max_tokens
+        ({"type": "enabled", "budget_tokens": 1_000}, "greater than or equal to 1024"),
+        ({"type": "enabled"}, "budget_tokens: Field required"),
+        ({"type": "sometimes"}, "thinking.type"),
+    ],
+)
+async def test_the_demo_model_refuses_a_thinking_the_api_refuses(
+    tmp_path: Path, thinking_asked: dict[str, Any], refusal: str
+) -> None:
+    import anthropic
+
+    made = rig(tmp_path, [text("Hi.")])
+    client = made.loop.model.client
+    with pytest.raises(anthropic.BadRequestError) as refused:
+        async with client.messages.stream(
+            model="claude-sonnet-4-5",
+            max_tokens=4_000,
+            messages=[{"role": "user", "content": "hi"}],
+            thinking=thinking_asked,  # type: ignore[arg-type]
+        ) as stream:
+            await stream.get_final_message()
+    assert refused.value.status_code == 400 and refusal in str(refused.value)
+    # Just below max_tokens is fine, as with the API.
+    async with client.messages.stream(
+        model="claude-sonnet-4-5",
+        max_tokens=4_000,
+        messages=[{"role": "user", "content": "hi"}],
+        thinking={"type": "enabled", "budget_tokens": 3_999},
+    ) as stream:
+        assert (await stream.get_final_message()).content[0].type == "text"
