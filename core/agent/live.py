@@ -55,7 +55,7 @@ from .git_facts import GitFacts, GitFactsOnTheWay, facts_from_files, sandboxed_g
 from .instruction_access import Refusal, admitted, instruction_refusal
 from .instructions import Instructions, InstructionSet, load_instructions
 from .loop import AgentLoop, TurnEnded
-from .model import DEFAULT_MODEL, ModelClient, limits_for
+from .model import DEFAULT_MODEL, ModelClient, limits_for, thinking_env
 from .options import SessionOptions as SessionOptions  # re-exported: callers build both here
 from .prompt import Environment
 from .sessions import (
@@ -153,6 +153,9 @@ def prepare_session(options: SessionOptions) -> PreparedSession:
         discard(scratch)  # no session will use it
         raise
     notes += [str(problem) for problem in settings.problems]
+    thinking_problem = thinking_env().problem
+    if thinking_problem is not None:
+        notes.append(thinking_problem)
     return PreparedSession(
         options=options,
         cwd=cwd,
@@ -552,11 +555,14 @@ def _model_for(prepared: PreparedSession) -> ModelClient:
         # Asked for as the default model is (adaptive thinking, its output budget), so the
         # demo streams thinking and the request is the one a real session sends.
         limits = limits_for(DEFAULT_MODEL)
+        said = thinking_env()
+        turned_off = prepared.settings.thinking is False or said.off
         return ModelClient(
             demo.client(max_retries=0),
             model=DEMO_MODEL,
             max_tokens=limits.max_tokens,
-            thinking="off" if prepared.settings.thinking is False else limits.thinking,
+            thinking="off" if turned_off else limits.thinking,
+            thinking_budget=said.budget,
         )
     return ModelClient.from_env(
         prepared.options.model,
