@@ -49,6 +49,7 @@ from .events import (
     Compacted,
     CompactionFailed,
     InstructionsJoined,
+    RecordNotWritten,
     ThinkingDelta,
     UsageUpdated,
 )
@@ -183,6 +184,8 @@ class _Printer:
         elif isinstance(event, HookNotice):
             self._print_text()
             self._say(f"proctor: hook: {event.text}")
+        elif isinstance(event, RecordNotWritten):
+            self._say(f"proctor: {event.describe()}")
         elif isinstance(event, Compacted):
             self._print_text()
             self._say(f"proctor: conversation compacted ({event.messages_replaced} messages)")

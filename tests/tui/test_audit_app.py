@@ -93,6 +93,7 @@ async def test_an_app_session_audits_every_decision_and_every_answer(project: Pa
             "decided_by": {"kind": "rule", "detail": f"the allow rule {kept} (session)"},
             "message": None,
             "mode": "default",
+            "agent": None,
             "sandbox": "none",
             "sandbox_why": f"allowed by the allow rule {kept} (session)"
             if SUPPORT.available
@@ -111,8 +112,19 @@ async def test_an_app_session_audits_every_decision_and_every_answer(project: Pa
             "decided_by": {"kind": "default", "detail": "no rule allows it"},
             "message": f"Write would change {project / 'notes.md'}.",
             "mode": "default",
+            "agent": None,
+            "sandbox": None,
+            "sandbox_why": None,
         },
-        # The mode changed while the person was asked: decided again, by the new mode.
+        # shift+tab while the Write waited: the change, by whom, before what it settled.
+        {
+            "kind": "mode",
+            "from": "default",
+            "to": "acceptEdits",
+            "by": "key",
+            "why": "the mode key",
+        },
+        # The mode changed while the person was asked: decided again, by the new mode,
         {
             "kind": "decision",
             "tool_use_id": "toolu_demo_4_0",
@@ -125,6 +137,21 @@ async def test_an_app_session_audits_every_decision_and_every_answer(project: Pa
             },
             "message": None,
             "mode": "acceptEdits",
+            "agent": None,
+            "sandbox": None,
+            "sandbox_why": None,
+        },
+        # and the question, which nobody answered, ends on record: withdrawn, and by what.
+        {
+            "kind": "withdrawn",
+            "tool_use_id": "toolu_demo_4_0",
+            "tool": "Write",
+            "behavior": "allow",
+            "decided_by": {
+                "kind": "mode",
+                "detail": "accept edits mode (inside the working directories)",
+            },
+            "agent": None,
         },
     ]
     local = json.loads(settings_paths(project)["local"].read_text())
@@ -143,6 +170,7 @@ def asked(tool_use_id: str, command: str, sandbox: dict[str, str]) -> dict[str, 
         "decided_by": {"kind": "analysis", "detail": reason},
         "message": f"{reason}.",
         "mode": "default",
+        "agent": None,
         **sandbox,
     }
 
