@@ -65,8 +65,10 @@ class AuditLog:
         permissions: ToolPermissionContext,
         agent: str | None = None,
     ) -> None:
+        sandbox: SandboxPolicy | None = getattr(decision, "sandbox", None)
         self._write(
             {
+                "at": time.time(),
                 "kind": "decision",
                 "tool_use_id": tool_use_id,
                 "tool": tool_name,
@@ -79,7 +81,9 @@ class AuditLog:
                 "message": getattr(decision, "message", None),
                 "mode": permissions.mode,
                 "agent": agent,
-                **_sandbox(getattr(decision, "sandbox", None)),
+                # For a command: the sandbox it runs (or, asked, would run) in, and why.
+                "sandbox": sandbox.kind if sandbox is not None else None,
+                "sandbox_why": sandbox.why if sandbox is not None else None,
             }
         )
 
@@ -91,6 +95,7 @@ class AuditLog:
         approved = isinstance(answer, Approve)
         self._write(
             {
+                "at": time.time(),
                 "kind": "answer",
                 "tool_use_id": request.tool_use_id,
                 "tool": request.tool_name,
@@ -106,6 +111,7 @@ class AuditLog:
     def mode_change(self, event: ModeChanged) -> None:
         self._write(
             {
+                "at": time.time(),
                 "kind": "mode",
                 "from": event.previous,
                 "to": event.mode,
@@ -120,6 +126,7 @@ class AuditLog:
         assert event.decided_by is not None
         self._write(
             {
+                "at": time.time(),
                 "kind": "withdrawn",
                 "tool_use_id": event.tool_use_id,
                 "tool": event.tool_name,
@@ -138,7 +145,8 @@ class AuditLog:
             self._file = None
 
     def _write(self, record: dict[str, Any]) -> None:
-        record = {"at": time.time(), **record}
+        """`record` opens with its time (`at`): built in place, not copied, as this runs for
+        every call."""
         try:
             if self._file is None:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -151,11 +159,7 @@ class AuditLog:
                 self.on_error(str(error))
 
 
-def _sandbox(policy: SandboxPolicy | None) -> dict[str, Any]:
-    """For a command: the sandbox it runs (or, asked, would run) in, and why."""
-    if policy is None:
-        return {"sandbox": None, "sandbox_why": None}
-    return {"sandbox": policy.kind, "sandbox_why": policy.why}
+_AUDITED = frozenset({ModeChanged, SubAgentEvent, PermissionAsked, PermissionAnswered})
 
 
 def auditing(audit: AuditLog, sink: EventSink) -> EventSink:
@@ -167,15 +171,18 @@ def auditing(audit: AuditLog, sink: EventSink) -> EventSink:
 
     def audited(event: EngineEvent) -> None:
         sink(event)
-        inner = event.event if isinstance(event, SubAgentEvent) else event
-        if isinstance(inner, ModeChanged):
-            audit.mode_change(inner)
-        elif isinstance(event, PermissionAsked):
+        if type(event) not in _AUDITED:  # most events: one set lookup, as this sees them all
+            return
+        if isinstance(event, PermissionAsked):
             asked_by[event.tool_use_id] = event.request.agent_label
         elif isinstance(event, PermissionAnswered):
             agent = asked_by.pop(event.tool_use_id, None)
             if event.decided_by is not None:
                 audit.withdrawn(event, agent)
+        else:
+            inner = event.event if isinstance(event, SubAgentEvent) else event
+            if isinstance(inner, ModeChanged):
+                audit.mode_change(inner)
 
     return audited
 

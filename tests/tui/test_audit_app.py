@@ -187,3 +187,44 @@ def answered(tool_use_id: str, **fields: Any) -> dict[str, Any]:
         "sandbox": "outside the sandbox",
         **fields,
     }
+
+
+async def test_an_unwritable_audit_log_is_said_once_and_on_the_status_screen(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """The audit log's path is a directory (a real failure; CI runs as root, so chmod would
+    not stop the write): the person is told once, the status screen says so, and the calls
+    are decided as they would have been (the log is a record, not a guard)."""
+    from textual.widgets import Static
+
+    from core.agent import sessions
+    from tui.screens.status import StatusScreen
+
+    monkeypatch.setattr(sessions, "AUDIT_NAME", ".")
+    app = make_app(project, [[bash("ls")], [bash("ls")], [text("Done.")]])
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: turn_over(app), "the turn to end")
+        said = [str(n.message) for n in app._notifications if "not written" in str(n.message)]
+        assert len(said) == 1, said
+        assert said[0].startswith("Audit log not written: [Errno 21] Is a directory")
+        assert not asking(app) and len(app.book.turns) == 1
+        await pilot.press(*"/status", "enter")
+        await until(pilot, lambda: isinstance(app.screen, StatusScreen), "the status screen")
+        shown = "\n".join(str(static.render()) for static in app.screen.query(Static))
+        assert "Records   the audit log" in shown and "could not be written" in shown
+
+
+async def test_a_mode_chosen_with_slash_mode_is_recorded_as_by_slash(project: Path):
+    app = make_app(project, [[text("Hello.")]], prompt=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.live is not None, "the session")
+        await pilot.press(*"/mode plan", "enter")
+        await until(pilot, lambda: audit_records(app), "the mode's record")
+        assert app.live is not None
+        app.set_mode("default")  # what the palette's "Mode: Default" runs
+        await until(pilot, lambda: len(audit_records(app)) == 2, "the second record")
+        records = audit_records(app)
+    assert [(r["kind"], r["from"], r["to"], r["by"]) for r in records] == [
+        ("mode", "default", "plan", "slash"),
+        ("mode", "plan", "default", "palette"),
+    ]
