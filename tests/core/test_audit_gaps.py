@@ -151,7 +151,8 @@ async def test_headless_says_the_log_was_not_written_on_stderr_and_in_stream_jso
     assert said["record"] == "audit log" and "Is a directory" in said["reason"]
     # The log is a record, not a guard: the run decides and ends as it would have.
     assert status == 0 and records[-1]["is_error"] is False
-    assert any(r.get("kind") == "completed" for r in records)
+    ended = [r["outcome"] for r in records if r.get("kind") == "completed"]
+    assert ended and set(ended) == {"succeeded"}
 
     capsys.readouterr()
     status = await run_headless(HeadlessOptions(**options, scenario="quick"), io.StringIO())
