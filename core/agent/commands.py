@@ -175,7 +175,7 @@ def narrowing_of(command: CustomCommand) -> SkillScope | None:
         parse_rule(entry, "allow", source=source, path=command.path)
         for entry in command.allowed_tools
     )
-    return SkillScope(f"/{command.name}", rules, command.path)
+    return SkillScope(f"/{command.name}", rules, command.path, kind="command")
 
 
 @dataclass(slots=True)

@@ -238,13 +238,16 @@ class LiveSession:
             self.store.set(lambda state: narrowed(state, narrowing))
         if not prompt.model:
             return await self.loop.send(prompt)
-        client = self.model
+        client, compactor = self.model, self.loop.compactor
         before = (client.model, client.max_tokens, client.thinking)
+        window = compactor.window
         client.use_model(prompt.model)
+        compactor.window = context_window(prompt.model)  # the gauge and compaction follow it
         try:
             return await self.loop.send(prompt)
         finally:
             client.model, client.max_tokens, client.thinking = before
+            compactor.window = window
 
     async def compact(self, instructions: str = "") -> bool:
         """`/compact [instructions]`: the conversation replaced by a summary, between turns."""
