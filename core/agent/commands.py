@@ -92,7 +92,7 @@ BUILTINS: tuple[BuiltinCommand, ...] = (
         "permissions",
         "The rules in force and where each comes from; add or remove one",
         "permissions",
-        "[allow|ask|deny|remove RULE]",
+        "[allow|ask|deny|remove [kind] RULE] [--local|--project|--user]",
     ),
     BuiltinCommand("todos", "The agent's todo list", "todos"),
     BuiltinCommand("cost", "Tokens and cost of this session so far", "cost"),
