@@ -19,7 +19,6 @@ Built-ins win over custom commands of the same name: a project cannot replace `/
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -28,6 +27,7 @@ from typing import Literal
 from ..access.context import SkillScope
 from ..access.rules import parse_rule
 from ..app_state import AppState
+from .command_parts import Part, command_parts, plain_text
 
 BuiltinAction = Literal[
     "help",
@@ -151,17 +151,27 @@ class CommandPrompt(str):
     """The line the person typed (`/review 12`): what goes back into the input when the
     prompt is held unsent, so it is run again as the command, never as its expansion."""
 
+    command: CustomCommand | None
+    """The command it came from: whose allowed-tools, scope and file prepare its parts."""
+    parts: tuple[Part, ...]
+    """The body as text, `@path` includes and !`cmd` runs (command_parts.py); with any of
+    the last two, `LiveSession.send` reads and runs them first (command_prepare.py)."""
+
     def __new__(
         cls,
         text: str,
         model: str | None = None,
         narrowing: SkillScope | None = None,
         typed: str | None = None,
+        command: CustomCommand | None = None,
+        parts: tuple[Part, ...] = (),
     ) -> CommandPrompt:
         prompt = super().__new__(cls, text)
         prompt.model = model
         prompt.narrowing = narrowing
         prompt.typed = text if typed is None else typed
+        prompt.command = command
+        prompt.parts = parts
         return prompt
 
 
@@ -256,41 +266,20 @@ def resolve(text: str, registry: CommandRegistry) -> Resolved:
         return UnknownCommand(name)
     if isinstance(command, BuiltinCommand):
         return RunBuiltin(command, arguments)
-    expanded = expand(command.body, arguments)
-    prompt = CommandPrompt(expanded, command.model, narrowing_of(command), text.strip())
+    parts = command_parts(command.body, arguments)
+    prompt = CommandPrompt(
+        plain_text(parts), command.model, narrowing_of(command), text.strip(), command, parts
+    )
     return SendPrompt(command, arguments, prompt)
-
-
-_PLACEHOLDER = re.compile(r"\$(ARGUMENTS|[1-9][0-9]*)")
 
 
 def expand(body: str, arguments: str) -> str:
     """The template with `$ARGUMENTS` (all of them) and `$1`, `$2`… (each, shell-quoted
     words) filled in; a missing one is empty. Arguments given to a template that uses no
-    placeholder are added at the end, as the seeds' system does, so they are never lost."""
-    words = _words(arguments)
-    used = False
-
-    def fill(match: re.Match[str]) -> str:
-        nonlocal used
-        used = True
-        key = match.group(1)
-        if key == "ARGUMENTS":
-            return arguments
-        index = int(key) - 1
-        return words[index] if index < len(words) else ""
-
-    text = _PLACEHOLDER.sub(fill, body).strip()
-    if arguments and not used:
-        text = f"{text}\n\nARGUMENTS: {arguments}"
-    return text
-
-
-def _words(arguments: str) -> list[str]:
-    try:
-        return shlex.split(arguments)
-    except ValueError:  # an unclosed quote: plain words rather than nothing
-        return arguments.split()
+    placeholder are added at the end, as the seeds' system does, so they are never lost.
+    `@path` and !`cmd` stay as written: they are read and run when the turn starts
+    (command_parts.py, command_prepare.py)."""
+    return plain_text(command_parts(body, arguments))
 
 
 def help_lines(registry: CommandRegistry) -> list[str]:

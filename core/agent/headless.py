@@ -39,7 +39,7 @@ from ..events import (
     failure_words,
 )
 from ..settings.read import SettingsFileError
-from .events import Compacted, CompactionFailed, ThinkingDelta, UsageUpdated
+from .events import CommandNotice, Compacted, CompactionFailed, ThinkingDelta, UsageUpdated
 from .lifespan import start_up_done
 from .live import LiveSession, end_workspace, open_session, prepare_session
 from .loop import (
@@ -158,6 +158,8 @@ class _Printer:
         elif isinstance(event, HookNotice):
             self._print_text()
             self._say(f"proctor: hook: {event.text}")
+        elif isinstance(event, CommandNotice):
+            self._say(f"proctor: {event.text}")
         elif isinstance(event, Compacted):
             self._print_text()
             self._say(f"proctor: conversation compacted ({event.messages_replaced} messages)")

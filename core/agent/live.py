@@ -74,6 +74,7 @@ from .transcript_replay import Past, past_events
 from .transcript_resume import RestoredState, messages_from, restored_state
 
 if TYPE_CHECKING:
+    from .commands import CommandPrompt
     from .scenario import Scenario
 
 
@@ -192,6 +193,9 @@ class LiveSession:
     sandbox: SessionSandbox
     built_ins: ToolPool = field(default_factory=ToolPool)
     """The pool before MCP servers' tools are added (`mcp.extend`)."""
+    directory_trusted: bool = False
+    """The person trusted the project's directory: its commands' allowed-tools may grant
+    their own !`cmd` lines (command_prepare.py)."""
     _closed: bool = False
 
     @property
@@ -229,6 +233,7 @@ class LiveSession:
         await self.offer_mcp_tools()
         if type(prompt) is str:  # a plain prompt: the commands' module loads only for theirs
             return await self.loop.send(prompt)
+        from .command_parts import needs_preparing
         from .commands import CommandPrompt, narrowed
 
         if not isinstance(prompt, CommandPrompt):
@@ -236,18 +241,36 @@ class LiveSession:
         narrowing = prompt.narrowing
         if narrowing is not None:
             self.store.set(lambda state: narrowed(state, narrowing))
+        text: str = prompt
+        if prompt.command is not None and needs_preparing(prompt.parts):
+            text = await self._prepared(prompt)
         if not prompt.model:
-            return await self.loop.send(prompt)
+            return await self.loop.send(text)
         client, compactor = self.model, self.loop.compactor
         before = (client.model, client.max_tokens, client.thinking)
         window = compactor.window
         client.use_model(prompt.model)
         compactor.window = context_window(prompt.model)  # the gauge and compaction follow it
         try:
-            return await self.loop.send(prompt)
+            return await self.loop.send(text)
         finally:
             client.model, client.max_tokens, client.thinking = before
             compactor.window = window
+
+    async def _prepared(self, prompt: CommandPrompt) -> str:
+        """The command's `@path` files read and !`cmd` lines run (command_prepare.py). Its
+        narrowing is already on; should this fail, it ends here, not with a turn never run."""
+        from ..tools.skill import end_skills
+        from .command_prepare import CommandSession, prepared_prompt
+
+        session = CommandSession(
+            self.cwd, self.services, lambda: self.loop.context, self.directory_trusted
+        )
+        try:
+            return await prepared_prompt(prompt, session)
+        except BaseException:
+            self.store.set(end_skills)
+            raise
 
     async def compact(self, instructions: str = "") -> bool:
         """`/compact [instructions]`: the conversation replaced by a summary, between turns."""
@@ -496,6 +519,7 @@ async def open_session(
         notes=notes,
         sandbox=sandbox,
         built_ins=built_ins,
+        directory_trusted=directory_trusted,
     )
 
 

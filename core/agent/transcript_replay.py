@@ -50,6 +50,7 @@ from ..events import (
 )
 from .events import (
     AssistantMessage,
+    CommandNotice,
     Compacted,
     ContextMeasured,
     HookNotice,
@@ -359,6 +360,8 @@ def _engine_event(record: Mapping[str, Any], at: float) -> EngineEvent | None:
             return Interrupted(at=at)
         case "hook_notice":
             return HookNotice(at=at, text=_text(record.get("text")))
+        case "command_notice":
+            return CommandNotice(at=at, text=_text(record.get("text")))
         case "subagent":
             return _sub_agent(record, at)
         case "compacted":  # the mark where the conversation was compacted, drawn again
