@@ -217,7 +217,8 @@ class KeyActions(AppBase):
     def on_status_bar_mcp_clicked(self, message: Any) -> None:
         self.action_mcp_servers()
 
-    def action_sessions(self) -> None:
+    def action_sessions(self, pick: bool = False) -> None:
+        """The sessions list; with `pick` (`/resume`), enter carries one on in this window."""
         from .screens.sessions import SessionsScreen
 
         prepared = self.prepared
@@ -233,4 +234,9 @@ class KeyActions(AppBase):
             resume = (
                 "proctor --demo" + (f" --scenario {scenario}" if scenario else "") + " --resume"
             )
-        self.push_screen(SessionsScreen(prepared.session.project, running=running, resume=resume))
+        screen = SessionsScreen(prepared.session.project, running=running, resume=resume, pick=pick)
+        self.push_screen(screen, self._carry_on)
+
+    def _carry_on(self, picked: str | None) -> None:
+        if picked:
+            self.resume_session(picked)

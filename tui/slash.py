@@ -210,13 +210,16 @@ def _sessions(app: ProctorApp, arguments: str) -> None:
 
 
 def _resume(app: ProctorApp, arguments: str) -> None:
+    from .resume import resume_refusal
+
     wanted = arguments.strip()
-    if wanted:  # this build carries a session on only at start
-        app.conversation.add_notice(
-            f"To carry on session {wanted}, quit and run: proctor --resume {wanted}", "info"
-        )
+    if (why := resume_refusal(app)) is not None:
+        app.conversation.add_notice(why, "warning")
         return
-    app.action_sessions()
+    if not wanted:  # pick one: enter in the list carries it on here
+        app.action_sessions(pick=True)
+        return
+    app.resume_session(wanted)
 
 
 _HANDLERS: dict[BuiltinAction, Callable[[ProctorApp, str], None]] = {
