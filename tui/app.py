@@ -363,7 +363,7 @@ class ProctorApp(KeyActions):
         self.queued_prompts.clear()
         self._session_failed = False
         self.theme_problems = []  # said once, at start
-        self.options = replace(self.options, session=prepared, first_prompt=None)
+        self.options = replace(self.options, session=prepared, first_prompt=None, play_demo=False)
         screen = self.main_screen
         if screen is not None:
             await screen.recompose()

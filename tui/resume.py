@@ -8,7 +8,8 @@ removed or kept as at exit), and the app starts the prepared session on a fresh 
 which draws its past (tui/past.py) as at start.
 
 Order matters for "nothing lost": the new session is prepared *before* the running one is
-touched, so an unknown or ambiguous id, or one that cannot be read, is said and the running
+touched, so an unknown or ambiguous id, one that cannot be read, or a demo session whose
+scratch copy is gone (start-up would begin a new one instead) is said and the running
 session goes on as it was. A running turn (or compaction) is never torn down from here: the
 person stops it with esc first, as `/clear` asks, since a half-finished call's shells and
 questions belong to the turn that started them.
@@ -51,6 +52,11 @@ async def resume_in_place(app: ProctorApp, wanted: str) -> None:
     prepared = await asyncio.to_thread(prepare, options)
     if isinstance(prepared, str):
         app.conversation.add_notice(f"/resume: {prepared}; nothing changed.", "warning")
+        return
+    if not prepared.resumed:  # a demo whose scratch copy is gone: a new session, not it
+        _discard(prepared, current)
+        said = "that demo session's scratch workspace is gone, so it cannot be carried on"
+        app.conversation.add_notice(f"/resume: {said}; nothing changed.", "warning")
         return
     if prepared.session.id == current.session.id:
         _discard(prepared, current)
