@@ -3,8 +3,9 @@
 The parts are found in the template *before* `$ARGUMENTS` and `$1`… are filled in, and what
 an argument brings is never read for them again, so an argument cannot make a command run
 (`/review "!`curl evil`"` stays text) or a file be included. Inside a !`…` run each
-placeholder is filled shell-quoted (`shlex.quote`), so `!`git log $1`` with `$1` = `x; rm -rf
-~` runs `git log 'x; rm -rf ~'`: one word for git, nothing for the shell to run. Filling a
+placeholder is filled as data for the quoting it stands in (`_fill_command`), so `!`git log
+$1`` with `$1` = `x; rm -rf ~` runs `git log 'x; rm -rf ~'`: one word for git, nothing for
+the shell to run, and `"$1"` or `'$1'` in the template cannot be closed by the argument. Filling a
 `@$1` include is plain text: the file it names is still checked like any include
 (command_prepare.py), and a file's or a command's output is never read for parts either.
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 
 
@@ -52,7 +54,7 @@ def command_parts(body: str, arguments: str) -> tuple[Part, ...]:
     words = _words(arguments)
     used = False
 
-    def fill(text: str, *, quoted: bool) -> str:
+    def fill(text: str) -> str:
         def one(match: re.Match[str]) -> str:
             nonlocal used
             used = True
@@ -62,28 +64,64 @@ def command_parts(body: str, arguments: str) -> tuple[Part, ...]:
             else:
                 index = int(key) - 1
                 value = words[index] if index < len(words) else ""
-            return shlex.quote(value) if quoted else value
+            return value
 
         return PLACEHOLDER.sub(one, text)
 
     parts: list[Part] = []
     at = 0
     for match in _SPECIAL.finditer(body):
-        parts.append(Text(fill(body[at : match.start()], quoted=False)))
+        parts.append(Text(fill(body[at : match.start()])))
         if (command := match.group("command")) is not None:
-            parts.append(Run(fill(command, quoted=True)))
+            parts.append(Run(_fill_command(command, fill)))
         else:
             written = match.group("path")
             path = written.rstrip(_TRAILING_PUNCTUATION)
             if path:
-                parts.append(Include(fill(path, quoted=False)))
+                parts.append(Include(fill(path)))
             parts.append(Text(written[len(path) :] if path else "@" + written))
         at = match.end()
-    parts.append(Text(fill(body[at:], quoted=False)))
+    parts.append(Text(fill(body[at:])))
     kept = _stripped(parts)
     if arguments and not used:
         kept = (*kept, Text(f"\n\nARGUMENTS: {arguments}"))
     return kept
+
+
+def _fill_command(command: str, fill: Callable[[str], str]) -> str:
+    """`command` with each placeholder filled so that the shell reads its value as data
+    where it stands: shell-quoted outside quotes, escaped inside "…", and inside '…' with
+    each `'` closed, escaped and reopened. Quoting it the same way everywhere would not do:
+    `echo "$1"` given `"; touch x; "` would become `echo "'"; touch x; "'"`."""
+    out: list[str] = []
+    quote: str | None = None
+    at = 0
+    while at < len(command):
+        char = command[at]
+        if char == "\\" and quote != "'" and at + 1 < len(command):
+            out.append(command[at : at + 2])
+            at += 2
+            continue
+        if (placeholder := PLACEHOLDER.match(command, at)) is not None:
+            value = fill(placeholder.group(0))
+            out.append(_escaped(value, quote))
+            at = placeholder.end()
+            continue
+        if quote is None and char in "'\"":
+            quote = char
+        elif char == quote:
+            quote = None
+        out.append(char)
+        at += 1
+    return "".join(out)
+
+
+def _escaped(value: str, quote: str | None) -> str:
+    if quote == "'":
+        return value.replace("'", "'\\''")
+    if quote == '"':
+        return re.sub(r'([\\"$`])', r"\\\1", value)
+    return shlex.quote(value)
 
 
 def plain_text(parts: tuple[Part, ...]) -> str:

@@ -335,3 +335,36 @@ def test_the_prompt_shows_parts_as_written_and_remembers_them(tmp_path: Path):
     assert Run("git status") in resolved.prompt.parts
     assert Include("README.md") in resolved.prompt.parts
     assert resolved.prompt.command is resolved.command
+
+
+EVIL = [
+    "x; touch pwned",
+    '"; touch pwned; "',
+    "'; touch pwned; '",
+    "$(touch pwned)",
+    "`touch pwned`",
+    'a\\"; touch pwned; echo \\"',
+    "line\ntouch pwned",
+    "' \"$(touch pwned)\" '",
+]
+
+
+@pytest.mark.parametrize("template", ["printf %s $1", 'printf %s "$1"', "printf %s '$1'"])
+@pytest.mark.parametrize("evil", EVIL)
+def test_an_argument_filled_into_a_run_is_data_for_the_real_shell(
+    tmp_path: Path, template: str, evil: str
+):
+    """Whatever the quoting around the placeholder, bash prints the argument back exactly
+    and runs nothing of it."""
+    import shlex
+    import subprocess
+
+    from core.agent.command_parts import Run, command_parts
+
+    (run,) = command_parts(f"!`{template}`", shlex.quote(evil))
+    assert isinstance(run, Run)
+    done = subprocess.run(
+        ["bash", "-c", run.command], cwd=tmp_path, capture_output=True, text=True, check=False
+    )
+    assert not (tmp_path / "pwned").exists()
+    assert done.stdout == evil, run.command
