@@ -133,7 +133,7 @@ class KeyActions(AppBase):
             self.prompt_input.quit_armed = armed
 
     def action_interrupt(self) -> None:
-        if self.live is not None and self.live.loop.running:
+        if self.live is not None and self.live.running:
             self.live.interrupt()
             self.notify("Interrupted: the running calls are being stopped.")
 

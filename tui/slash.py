@@ -85,7 +85,7 @@ def _help(app: ProctorApp, arguments: str) -> None:
 
 def _clear(app: ProctorApp, arguments: str) -> None:
     assert app.live is not None
-    if app.live.loop.running:
+    if app.live.running:
         app.conversation.add_notice(
             "/clear waits for the turn to end: press esc to stop it first.", "warning"
         )

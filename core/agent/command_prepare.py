@@ -8,8 +8,9 @@ the person decided:
   its added working directories once links are followed (`@~/.ssh/id_rsa`, `@$1` given
   `../../etc/passwd`, a link to a key), and anything that is not a regular text file of a
   sane size (a FIFO would hang the turn). The file's text goes at the end of the prompt.
-- A run is a Bash call through the whole chain (`run_tools`: hooks, rules, mode, sandbox,
-  the person's dialog, the audit log), shown in the queue like the model's calls. The
+- A run is a Bash call through the whole chain (the executor: hooks, rules, mode, sandbox,
+  the person's dialog, the audit log), shown in the queue like the model's calls; esc
+  cancels it as it would the model's, and then nothing is sent. The
   command's `allowed-tools` already narrows its turn (commands.py), so a run they do not
   cover is refused; and, as in the seeds' system, they are the command's grant for its own
   runs: allow rules seen by those calls alone (`_GrantingStore`), never by anything else.
@@ -30,11 +31,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..abort import AbortSignal
 from ..access.call_outcome import call_outcome, result_text
 from ..access.context import PermissionRule
 from ..app_state import AppState, AppStateStore, Updater
-from ..executor import run_tools
 from ..executor.calls import ResultUpdate, ToolCall
+from ..executor.streaming import StreamingToolExecutor
 from ..permissions.call import prepare
 from ..permissions.decide import find_rule
 from ..tools.read import Read, ReadInput
@@ -59,10 +61,13 @@ class CommandSession:
     context: Callable[[], ToolContext]
     """The loop's context now (its tools, the app state)."""
     directory_trusted: bool
+    abort: AbortSignal
+    """Esc while the lines run: the running one is cancelled and nothing is sent."""
 
 
-async def prepared_prompt(prompt: CommandPrompt, session: CommandSession) -> str:
-    """The text to send: includes read, runs run (or each marked as left out)."""
+async def prepared_prompt(prompt: CommandPrompt, session: CommandSession) -> str | None:
+    """The text to send: includes read, runs run (or each marked as left out); None when
+    the person interrupted (nothing is sent)."""
     command = prompt.command
     if command is None or not any(not isinstance(p, Text) for p in prompt.parts):
         return str(prompt)
@@ -89,6 +94,8 @@ async def prepared_prompt(prompt: CommandPrompt, session: CommandSession) -> str
                     out.append(f"[!`{part.command}` was not run: {why}]")
                     continue
                 output, ran = await _run(part.command, name, session, grant)
+                if session.abort.aborted:
+                    return None
                 if not ran:
                     notes.append(f"!`{part.command}` was not run: {output}")
                     out.append(f"[!`{part.command}` was not run: {output}]")
@@ -141,7 +148,9 @@ async def _run(
         input={"command": command, "description": f"{name}: a line of the command's file"},
     )
     block = None
-    async for update in run_tools([call], session.services, context):
+    executor = StreamingToolExecutor(session.services, context, abort=session.abort)
+    executor.add_tool(call)
+    async for update in executor.get_remaining_results():
         if isinstance(update, ResultUpdate):
             block = update.outcome.block
     outcome = call_outcome(block, "Bash")

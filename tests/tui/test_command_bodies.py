@@ -139,3 +139,20 @@ async def test_denied_outside_and_odd_files_are_not_included(project: Path):
         assert "@nothing.md was not included: there is no such file" in told
         assert "@.claude was not included: it is not a regular file" in told
         assert "A @secret.txt B @link.txt C @../outside.txt D @nothing.md E @.claude F" in said
+
+
+async def test_esc_stops_a_running_line_and_nothing_is_sent(project: Path):
+    command(project, "wait", "---\nallowed-tools: Bash(sleep:*)\n---\nWaited: !`sleep 300`")
+    app = make_app(project, [[text("Should not be asked.")]], prompt=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.live is not None)
+        await pilot.press(*"/wait", "enter")
+        await until(
+            pilot, lambda: any(c.state == "running" for c in app.book.calls.values()), "running"
+        )
+        await pilot.press("escape")
+        await until(pilot, lambda: turn_over(app) and len(app.book.turns) == 1)
+        assert app.live.loop.messages == []  # the prompt never went
+        assert app.live.store.get().permission_context.skill_scopes == ()
+        [call] = app.book.calls.values()
+        assert call.state != "running"
