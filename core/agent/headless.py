@@ -46,6 +46,7 @@ from ..events import (
 )
 from ..settings.read import SettingsFileError
 from .events import (
+    CommandNotice,
     Compacted,
     CompactionFailed,
     InstructionsJoined,
@@ -183,6 +184,8 @@ class _Printer:
         elif isinstance(event, HookNotice):
             self._print_text()
             self._say(f"proctor: hook: {event.text}")
+        elif isinstance(event, CommandNotice):
+            self._say(f"proctor: {event.text}")
         elif isinstance(event, Compacted):
             self._print_text()
             self._say(f"proctor: conversation compacted ({event.messages_replaced} messages)")
