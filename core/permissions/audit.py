@@ -2,8 +2,9 @@
 
 "Why was this allowed?" must have an answer after the fact, so the chain writes each
 decision with what made it, and the user's answers with what they chose to keep. The file
-is append-only and flushed per line, so a crash loses at most the line being written. A log
-that cannot be written never stops a decision: the failure is kept in `error` for the UI.
+is append-only and each line is one unbuffered write, so a crash loses at most the line
+being written. A log that cannot be written never stops a decision: the failure is kept in
+`error` for the UI.
 
 Two kinds of record, each field exact (tests/core/test_audit_records.py, and a real headless
 and app session in tests/test_audit_headless.py, tests/tui/test_audit_app.py): `decision`

@@ -1,11 +1,15 @@
 """The two session logs encode with an encoder built once (for speed: bench
 executor_overhead_us); these pin that its lines are the lines `json.dumps` wrote before, and
-that a record it refuses does not spoil the records after it."""
+that a record it refuses does not spoil the records after it; and that a process killed
+without closing them has lost none of the records it wrote."""
 
 from __future__ import annotations
 
 import json
 import math
+import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +22,7 @@ from core.permissions.audit import AuditLog
 
 PLAIN_RECORDS: list[dict[str, Any]] = [
     {"type": "tool_event", "at": 1795714374.8086438, "kind": "queued", "input": {}},
-    {"type": "x", "text": "héllo — ✓ \u2028 \"quoted\" \\ tab\t", "n": -3, "big": 10**30},
+    {"type": "x", "text": 'héllo — ✓ \u2028 "quoted" \\ tab\t', "n": -3, "big": 10**30},
     {"type": "x", "nested": {"a": [1, 2.5, None, True, False, {"b": []}]}, "e": 1e-7},
     {"type": "x", "unicode key é": "v", "emoji": "\U0001f600"},
 ]
@@ -79,3 +83,36 @@ def test_an_audit_record_that_cannot_be_encoded_does_not_spoil_the_next(tmp_path
     log.close()
     lines = (tmp_path / "audit.jsonl").read_text(encoding="utf-8").splitlines()
     assert [json.loads(line)["input"] for line in lines] == [{"file": "a.txt"}]
+
+
+KILLED_MID_SESSION = """
+import os, signal, sys
+from pathlib import Path
+from core.access.context import ToolPermissionContext
+from core.access.decision import Allow, DecidedBy
+from core.permissions.audit import AuditLog
+from core.agent.transcript import Transcript
+
+folder = Path(sys.argv[1])
+log, transcript = AuditLog(folder / "audit.jsonl"), Transcript(folder / "transcript.jsonl")
+for i in range(100):
+    allow = Allow(DecidedBy("mode", "a read-only call"))
+    log.decision(f"toolu_{i}", "Read", {"i": i}, allow, ToolPermissionContext())
+    transcript.append({"type": "tool_event", "i": i})
+os.kill(os.getpid(), signal.SIGKILL)  # no close, no flush at exit
+"""
+
+
+def test_a_process_killed_without_closing_its_logs_leaves_every_record(tmp_path: Path) -> None:
+    child = subprocess.run(
+        [sys.executable, "-c", KILLED_MID_SESSION, str(tmp_path)],
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert child.returncode == -signal.SIGKILL, child.stderr
+    audit = (tmp_path / "audit.jsonl").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line)["input"]["i"] for line in audit] == list(range(100))
+    transcript = list(Transcript(tmp_path / "transcript.jsonl").records())
+    assert [record["i"] for record in transcript] == list(range(100))
