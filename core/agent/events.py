@@ -86,6 +86,15 @@ class HookNotice(EngineEvent):
 
 
 @dataclass(slots=True, kw_only=True)
+class CommandNotice(EngineEvent):
+    """What a slash command's `@path` or !`cmd` left out, said to the person before the
+    prompt goes (core/agent/command_prepare.py)."""
+
+    kind: ClassVar[str] = "command_notice"
+    text: str
+
+
+@dataclass(slots=True, kw_only=True)
 class RecordNotWritten(EngineEvent):
     """The session's audit log or transcript could not be written (said once per session):
     the person must know the record they rely on has a hole. Calls go on deciding as before

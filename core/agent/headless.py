@@ -46,6 +46,7 @@ from ..events import (
 )
 from ..settings.read import SettingsFileError
 from .events import (
+    CommandNotice,
     Compacted,
     CompactionFailed,
     InstructionsJoined,
@@ -186,6 +187,8 @@ class _Printer:
             self._say(f"proctor: hook: {event.text}")
         elif isinstance(event, RecordNotWritten):
             self._say(f"proctor: {event.describe()}")
+        elif isinstance(event, CommandNotice):
+            self._say(f"proctor: {event.text}")
         elif isinstance(event, Compacted):
             self._print_text()
             self._say(f"proctor: conversation compacted ({event.messages_replaced} messages)")

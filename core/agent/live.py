@@ -76,6 +76,8 @@ from .transcript_replay import Past, past_events
 from .transcript_resume import RestoredState, messages_from, restored_state
 
 if TYPE_CHECKING:
+    from ..abort import AbortController
+    from .commands import CommandPrompt
     from .scenario import Scenario
 
 
@@ -199,6 +201,10 @@ class LiveSession:
     """The pool before MCP servers' tools are added (`mcp.extend`)."""
     trusted: bool = True
     """Whether the project's own settings apply (the status screen says which are set aside)."""
+    directory_trusted: bool = False
+    """The person trusted the project's directory: its commands' allowed-tools may grant
+    their own !`cmd` lines (command_prepare.py)."""
+    _preparing: AbortController | None = None
     _closed: bool = False
 
     @property
@@ -241,6 +247,8 @@ class LiveSession:
         await self.offer_mcp_tools()
         if type(prompt) is str:  # a plain prompt: the commands' module loads only for theirs
             return await self.loop.send(prompt)
+        from ..tools.skill import end_skills
+        from .command_parts import needs_preparing
         from .commands import CommandPrompt, narrowed
 
         if not isinstance(prompt, CommandPrompt):
@@ -248,15 +256,47 @@ class LiveSession:
         narrowing = prompt.narrowing
         if narrowing is not None:
             self.store.set(lambda state: narrowed(state, narrowing))
+        text: str = prompt
+        if prompt.command is not None and needs_preparing(prompt.parts):
+            prepared = await self._prepared(prompt)
+            if prepared is None:  # esc while its lines ran: the turn ends unsent
+                self.store.set(end_skills)
+                ended = TurnEnded(stop_reason="interrupted", requests=0, usage={})
+                self.services.emit(ended)
+                return ended
+            text = prepared
         if not prompt.model:
-            return await self.loop.send(prompt)
-        client = self.model
+            return await self.loop.send(text)
+        client, compactor = self.model, self.loop.compactor
         before = (client.model, client.max_tokens, client.thinking)
+        window = compactor.window
         client.use_model(prompt.model)
+        compactor.window = context_window(prompt.model)  # the gauge and compaction follow it
         try:
-            return await self.loop.send(prompt)
+            return await self.loop.send(text)
         finally:
             client.model, client.max_tokens, client.thinking = before
+            compactor.window = window
+
+    async def _prepared(self, prompt: CommandPrompt) -> str | None:
+        """The command's `@path` files read and !`cmd` lines run (command_prepare.py); None
+        when esc stopped them. Its narrowing is already on; should this fail, it ends here,
+        not with a turn never run."""
+        from ..abort import AbortController
+        from ..tools.skill import end_skills
+        from .command_prepare import CommandSession, prepared_prompt
+
+        abort = self._preparing = AbortController()
+        session = CommandSession(
+            self.cwd, self.services, lambda: self.loop.context, self.directory_trusted, abort.signal
+        )
+        try:
+            return await prepared_prompt(prompt, session)
+        except BaseException:
+            self.store.set(end_skills)
+            raise
+        finally:
+            self._preparing = None
 
     async def compact(self, instructions: str = "") -> bool:
         """`/compact [instructions]`: the conversation replaced by a summary, between turns."""
@@ -276,7 +316,14 @@ class LiveSession:
         permissions = self.store.get().permission_context
         self.loop.use_tools(await servers.extend(self.built_ins, permissions))
 
+    @property
+    def running(self) -> bool:
+        """A turn runs, or a command's !`cmd` lines run before it (esc stops either)."""
+        return self._preparing is not None or self.loop.running
+
     def interrupt(self) -> None:
+        if self._preparing is not None:  # a command's !`cmd` lines, before its turn
+            self._preparing.abort("interrupt")
         self.loop.interrupt()
 
     def clear_conversation(self) -> None:
@@ -515,6 +562,7 @@ async def open_session(
         sandbox=sandbox,
         built_ins=built_ins,
         trusted=trusted,
+        directory_trusted=directory_trusted,
     )
 
 

@@ -61,6 +61,7 @@ from core.access.mcp_names import display_name
 from core.access.modes import MODE_LABELS
 from core.agent.events import (
     AssistantMessage,
+    CommandNotice,
     Compacted,
     CompactionFailed,
     HookNotice,
@@ -417,6 +418,8 @@ class Conversation(VerticalScroll):
                 self._add(Notice("interrupted", "warning"))
             case HookNotice():
                 self._add(Notice(f"hook: {event.text}", "info"))
+            case CommandNotice():  # a command's @path or !`cmd` left out
+                self._add(Notice(event.text, "warning"))
             case Compacted():
                 self._flush_text()
                 self._close_text()
