@@ -29,7 +29,7 @@ from core.events import null_sink
 from core.executor import ExecutorServices, StreamingToolExecutor, ToolCall, run_tools
 from core.executor.calls import ResultUpdate
 from core.executor.waiting import WaitingAsks, redeciding_on_mode_change
-from core.permissions.audit import AuditLog
+from core.permissions.audit import AuditLog, auditing
 from core.permissions.decide import DecisionChain
 from core.results import ResultStore
 from core.tool import Tool, ToolContext, ToolInput, ToolOptions, ToolPool, ToolResult
@@ -84,7 +84,9 @@ class _SessionFiles:
         waiting = WaitingAsks()
         self.services = ExecutorServices(
             waiting=waiting,
-            sink=redeciding_on_mode_change(transcribing(self.transcript, null_sink), waiting),
+            sink=redeciding_on_mode_change(
+                auditing(self.audit, transcribing(self.transcript, null_sink)), waiting
+            ),
             permissions=DecisionChain(audit=self.audit),
             results=ResultStore(self.session.directory),
         )

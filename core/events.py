@@ -255,6 +255,13 @@ class ModeChanged(EngineEvent):
     mode: str
     previous: str
     why: str = ""
+    by: ModeChanger | None = None
+    """Who changed it, for the audit log; None when not known (an older transcript)."""
+
+
+ModeChanger = Literal["key", "palette", "slash", "plan approval", "agent"]
+"""Who may change the mode: the mode key, the palette, `/mode`, the person approving a plan,
+the agent entering plan mode."""
 
 
 @dataclass(slots=True, kw_only=True)

@@ -139,6 +139,9 @@ class ToolContext:
     tool_use_id: str = ""
     agent_id: str | None = None
     """Set inside a sub-agent: the parent's tool_use_id for its Task call."""
+    agent_label: str | None = None
+    """Set inside a sub-agent: which one, in words (`Explore agent: find the tests`), as its
+    permission questions and the audit log name it."""
     sandbox: SandboxPolicy | None = None
     """The sandbox policy the decision chose for this call (sandboxable tools only). The
     executor sets it from the decision; None only for calls made outside the executor."""

@@ -102,6 +102,9 @@ def decision(tool_use_id: str, tool: str, input: dict[str, Any], **fields: Any) 
         "input": input,
         "message": None,
         "mode": "acceptEdits",
+        "agent": None,
+        "sandbox": None,
+        "sandbox_why": None,
         **fields,
     }
 

@@ -35,7 +35,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 
 from core.access.modes import MODE_LABELS
-from core.agent.events import TurnEnded
+from core.agent.events import RecordNotWritten, TurnEnded
 from core.events import EngineEvent, McpServerChanged, ModeChanged
 from themes import APP_STYLESHEET
 
@@ -459,6 +459,15 @@ class ProctorApp(KeyActions):
             self._show_activity()
         if any(isinstance(e, McpServerChanged) for e in events):
             self._show_servers()
+        for event in events:
+            if isinstance(event, RecordNotWritten):  # said once per session by the engine
+                said = event.describe()
+                self.notify(
+                    f"{said[:1].upper()}{said[1:]}. Calls are decided as before.",
+                    title="Session record",
+                    severity="error",
+                    timeout=30,
+                )
 
     def _show_servers(self) -> None:
         """An open servers screen follows the servers' states as they change."""

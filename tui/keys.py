@@ -23,6 +23,8 @@ from textual import events
 from textual.actions import SkipAction
 from textual.binding import Binding
 
+from core.events import ModeChanger
+
 from .app_base import AppBase
 from .mcp_board import SERVERS_KEY
 from .status_facts import STATUS_KEY
@@ -100,9 +102,9 @@ class KeyActions(AppBase):
         mode = self.live.cycle_mode()
         self.status_bar.mode = mode  # at once, without waiting for the event's frame
 
-    def set_mode(self, mode: Any) -> None:
+    def set_mode(self, mode: Any, by: ModeChanger = "palette") -> None:
         if self.live is not None:
-            self.status_bar.mode = self.live.set_mode(mode)
+            self.status_bar.mode = self.live.set_mode(mode, by)
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key) and event.key != "ctrl+c":

@@ -130,7 +130,7 @@ def _mode(app: ProctorApp, arguments: str) -> None:
             f"/mode: {wanted!r} is not a mode you can switch to here ({names}).", "warning"
         )
         return
-    app.set_mode(match)
+    app.set_mode(match, "slash")
 
 
 def _permissions(app: ProctorApp, arguments: str) -> None:

@@ -81,6 +81,8 @@ class StatusFacts:
     """A project's hook commands that do not run: it is not trusted."""
     starting: bool = False
     """The session is not open yet (or failed to open): most facts are not known."""
+    unwritten: tuple[str, ...] = ()
+    """The session's records (audit log, transcript) that could not be written, and why."""
 
 
 def instruction_origin(file: LoadedInstruction) -> InstructionRow:
@@ -134,4 +136,5 @@ def status_facts(app: AppBase) -> StatusFacts:
         mcp=app.book.servers.summary(),
         hooks=sum(trusted or hook.source not in PROJECT_SETTINGS for hook in hooks),
         hooks_set_aside=sum(not trusted and hook.source in PROJECT_SETTINGS for hook in hooks),
+        unwritten=tuple(error for error in (live.audit.error, live.transcript.error) if error),
     )

@@ -85,3 +85,12 @@ def nobody_to_answer(tool_name: str, asked: Ask) -> Deny:
         f"{tool_name} needs approval ({asked.message}) and nobody is here to give it, "
         "so it was not run.",
     )
+
+
+def undecided(tool_name: str, error: BaseException) -> Deny:
+    """A call whose permission check raised: refused (fail closed), naming the failure, so the
+    chain's audit record and the executor's fallback say the same thing."""
+    return Deny(
+        DecidedBy("default", f"the permission check failed: {type(error).__name__}: {error}"),
+        f"Permission for {tool_name} could not be decided ({error}), so it was not run.",
+    )

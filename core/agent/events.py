@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from ..events import EngineEvent
 
@@ -92,6 +92,21 @@ class CommandNotice(EngineEvent):
 
     kind: ClassVar[str] = "command_notice"
     text: str
+
+
+@dataclass(slots=True, kw_only=True)
+class RecordNotWritten(EngineEvent):
+    """The session's audit log or transcript could not be written (said once per session):
+    the person must know the record they rely on has a hole. Calls go on deciding as before
+    (core/permissions/audit.py says why)."""
+
+    kind: ClassVar[str] = "record_not_written"
+    record: Literal["audit log", "transcript"]
+    reason: str
+
+    def describe(self) -> str:
+        """`audit log not written: [Errno 28] No space left on device`."""
+        return f"{self.record} not written: {self.reason}"
 
 
 @dataclass(slots=True, kw_only=True)

@@ -50,6 +50,7 @@ from .events import (
     Compacted,
     CompactionFailed,
     InstructionsJoined,
+    RecordNotWritten,
     ThinkingDelta,
     UsageUpdated,
 )
@@ -184,6 +185,8 @@ class _Printer:
         elif isinstance(event, HookNotice):
             self._print_text()
             self._say(f"proctor: hook: {event.text}")
+        elif isinstance(event, RecordNotWritten):
+            self._say(f"proctor: {event.describe()}")
         elif isinstance(event, CommandNotice):
             self._say(f"proctor: {event.text}")
         elif isinstance(event, Compacted):

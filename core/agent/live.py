@@ -24,13 +24,13 @@ from .. import __version__
 from ..access.context import PermissionMode
 from ..access.modes import DEFAULT_CYCLE, cycle_mode, switch_mode
 from ..app_state import AppState, AppStateStore
-from ..events import EventSink, HookRan, ModeChanged, TodosChanged
+from ..events import EventSink, HookRan, ModeChanged, ModeChanger, TodosChanged
 from ..executor import ExecutorServices
 from ..executor.waiting import WaitingAsks, redeciding_on_mode_change
 from ..hook_runner import CommandHookRunner
 from ..hooks import NO_EVENT_OUTCOME
 from ..mcp.servers import MCP, McpServers
-from ..permissions.audit import AuditLog
+from ..permissions.audit import AuditLog, auditing
 from ..permissions.decide import DecisionChain
 from ..permissions.session_sandbox import SANDBOX, SessionSandbox, program_files
 from ..permissions.setup import permission_context_from
@@ -51,6 +51,7 @@ from . import demo_workspace
 from .compaction import context_window, threshold_of
 from .compactor import Compactor
 from .demo_workspace import ScratchWorkspace, demo_place, discard, sample_dir
+from .events import RecordNotWritten
 from .git_facts import GitFacts, GitFactsOnTheWay, facts_from_files, sandboxed_git_facts
 from .instruction_access import Refusal, admitted, instruction_refusal
 from .instructions import Instructions, InstructionSet, load_instructions
@@ -341,17 +342,20 @@ class LiveSession:
         """The mode key: the next mode of the cycle, in force for the very next decision."""
         return self._change_mode(lambda context: cycle_mode(context, self.mode_cycle), "key")
 
-    def set_mode(self, mode: PermissionMode) -> PermissionMode:
-        return self._change_mode(lambda context: switch_mode(context, mode), "the user chose it")
+    def set_mode(self, mode: PermissionMode, by: ModeChanger = "palette") -> PermissionMode:
+        """The person chose `mode` (`by`: where, for the audit log)."""
+        return self._change_mode(lambda context: switch_mode(context, mode), by)
 
-    def _change_mode(self, change: Callable[[Any], Any], why: str) -> PermissionMode:
+    def _change_mode(self, change: Callable[[Any], Any], by: ModeChanger) -> PermissionMode:
         before = self.store.get().permission_context
         after = self.store.set(
             lambda state: state.with_permission_context(change(state.permission_context))
         ).permission_context
         if after.mode != before.mode:
-            why = "the mode key" if why == "key" else why
-            self.loop.services.emit(ModeChanged(mode=after.mode, previous=before.mode, why=why))
+            why = "the mode key" if by == "key" else "the user chose it"
+            self.loop.services.emit(
+                ModeChanged(mode=after.mode, previous=before.mode, why=why, by=by)
+            )
         return after.mode
 
     async def close(self, reason: str = "quit") -> None:
@@ -444,7 +448,7 @@ async def open_session(
         if settings.hooks
         else None
     )
-    audit = AuditLog(session.audit_path)
+    audit = AuditLog(session.audit_path)  # told where to report a failure once `events` is
     session_services = SessionServices()
     session_services.provide(SANDBOX, sandbox)
     # The person trusted the directory itself, not only "its settings apply" (which a front
@@ -464,7 +468,9 @@ async def open_session(
     # sub-agents) is written to the transcript on its way to the front end. A change of
     # mode also decides again the calls waiting for an answer.
     waiting = WaitingAsks()
-    events = redeciding_on_mode_change(transcribing(transcript, sink), waiting)
+    events = redeciding_on_mode_change(auditing(audit, transcribing(transcript, sink)), waiting)
+    audit.on_error = lambda reason: events(RecordNotWritten(record="audit log", reason=reason))
+    transcript.on_error = lambda reason: sink(RecordNotWritten(record="transcript", reason=reason))
     services = ExecutorServices(
         waiting=waiting,
         sink=events,

@@ -201,6 +201,7 @@ def build_subagent(runtime: SessionSubAgents, input: TaskInput, context: ToolCon
     )
     sub_context = context.replace(
         agent_id=parent_id,
+        agent_label=label,
         messages=(),
         read_file_state=context.read_file_state.copy(),
         options=replace(

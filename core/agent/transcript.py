@@ -63,6 +63,9 @@ class Transcript:
         """What the last `records()` pass skipped; reset by each pass."""
         self.error: str | None = None
         """Why the last append failed, for the UI; None after one succeeds."""
+        self.on_error: Callable[[str], None] | None = None
+        """Told once, the first time a record cannot be written, why not (the session says it
+        to the person)."""
         self._fd: int | None = None
         self._needs_repair = True
 
@@ -78,6 +81,7 @@ class Transcript:
             # Whatever part of the line reached the file must not prefix the next record.
             self._needs_repair = True
             self.error = f"the transcript {self.path} could not be written: {error}"
+            self._report(str(error))
             return False
         self.error = None
         return True
@@ -137,6 +141,12 @@ class Transcript:
             os.fsync(self._fd)
         except OSError as error:
             self.error = f"the transcript {self.path} could not be synced: {error}"
+            self._report(str(error))
+
+    def _report(self, reason: str) -> None:
+        on_error, self.on_error = self.on_error, None  # once: a full disk stays full
+        if on_error is not None:
+            on_error(reason)
 
     def close(self) -> None:
         if self._fd is None:

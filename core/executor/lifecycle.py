@@ -44,6 +44,7 @@ from ..access.decision import (
     Deny,
     PermissionDecision,
     nobody_to_answer,
+    undecided,
 )
 from ..access.sandbox_policy import SandboxPolicy, Unsandboxed
 from ..access.targets import CommandTarget
@@ -373,11 +374,8 @@ class _CallRun:
         services = self.services
         try:
             decision = await services.permissions.decide(tool, parsed, self.context, pre)
-        except Exception as error:
-            decision = Deny(
-                DecidedBy("default", "the permission check failed"),
-                f"Permission for {tool.name} could not be decided ({error}), so it was not run.",
-            )
+        except Exception as error:  # a chain that raises (DecisionChain records its own)
+            decision = undecided(tool.name, error)
         if isinstance(decision, Ask) and (
             services.permission_port is None or self.context.permission_context.avoid_prompts
         ):

@@ -38,6 +38,7 @@ from ..access.decision import (
     PermissionDecision,
     Risk,
     nobody_to_answer,
+    undecided,
 )
 from ..access.paths import PROTECTED_NAMES, absolute, both_forms, protected_part
 from ..access.rules import parse_rule, rule_names_tool
@@ -110,17 +111,24 @@ class DecisionChain:
     async def decide(
         self, tool: Tool[Any, Any], input: Any, context: ToolContext, hook: PreToolUseOutcome
     ) -> PermissionDecision:
-        call = prepare(
-            tool, input, context.cwd, context.permission_context, tool.shell_directory(context)
-        )
-        own = await tool.check_permissions(input, context)
-        view = await self.sandbox.view() if self.sandbox is not None and tool.sandboxable else None
-        decision = evaluate(call, hook, own, view)
-        if isinstance(decision, Ask) and call.permissions.avoid_prompts:
+        permissions = context.permission_context
+        try:
+            call = prepare(tool, input, context.cwd, permissions, tool.shell_directory(context))
+            permissions = call.permissions
+            own = await tool.check_permissions(input, context)
+            sandboxed = self.sandbox is not None and tool.sandboxable
+            view = await self.sandbox.view() if sandboxed and self.sandbox else None
+            decision = evaluate(call, hook, own, view)
+        except Exception as error:
+            # Refused here rather than by the executor, so the audit log says why.
+            decision = undecided(tool.name, error)
+        if isinstance(decision, Ask) and permissions.avoid_prompts:
             # Refused here rather than by the executor, so the audit log says it was refused.
             decision = nobody_to_answer(tool.name, decision)
         if self.audit is not None:
-            self.audit.decision(context.tool_use_id, tool.name, input, decision, call.permissions)
+            self.audit.decision(
+                context.tool_use_id, tool.name, input, decision, permissions, context.agent_label
+            )
         return decision
 
     async def record_answer(

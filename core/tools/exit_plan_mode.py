@@ -232,7 +232,12 @@ def _approve(
     context.set_app_state(leave_plan)
     after = context.permission_context
     context.emit(
-        ModeChanged(mode=after.mode, previous=before.mode, why="the user approved the plan"),
+        ModeChanged(
+            mode=after.mode,
+            previous=before.mode,
+            why="the user approved the plan",
+            by="plan approval",
+        ),
     )
     return PlanOutcome(
         True,

@@ -114,7 +114,9 @@ class EnterPlanMode(Tool[EnterPlanModeInput, EnteredPlanMode]):
         context.set_app_state(lambda state: _into_plan(state, path))
         if not already:
             context.emit(
-                ModeChanged(mode="plan", previous=before.mode, why="the agent entered plan mode"),
+                ModeChanged(
+                    mode="plan", previous=before.mode, why="the agent entered plan mode", by="agent"
+                ),
             )
         exists = await asyncio.to_thread(path.exists)
         return ToolResult(EnteredPlanMode(path, before.mode, already, exists))

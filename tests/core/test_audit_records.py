@@ -33,6 +33,11 @@ TOOLS = {tool.name: tool for tool in all_base_tools()}
 NO_HOOK = PreToolUseOutcome()
 HOOK = "hook `./guard.sh` from /p/.proctor/settings.json"
 NO_SANDBOX = {"sandbox": "none", "sandbox_why": "this session has no sandbox"}
+DECISION_KEYS = {
+    *("at", "kind", "tool_use_id", "tool", "input", "behavior", "decided_by", "message"),
+    *("mode", "agent", "sandbox", "sandbox_why"),
+}
+"""Every decision record has every one of these keys, null where one does not apply."""
 
 
 @pytest.fixture
@@ -86,7 +91,8 @@ async def decision_record(
     tool: Any = None,
 ) -> dict[str, Any]:
     """The one record the chain writes for one call, with the fields every decision has
-    checked here: the call's id, its tool, its input as given."""
+    checked here: the whole key set, the call's id, its tool, its input as given, the agent
+    (the main one), and a sandbox of null for a tool that runs in none."""
     log = AuditLog(tmp_path / "audit.jsonl")
     chain = DecisionChain(audit=log, sandbox=sandbox)
     tool = tool or TOOLS[tool_name]
@@ -97,11 +103,15 @@ async def decision_record(
     await chain.decide(tool, tool.parse_input(raw), context, hook)
     log.close()
     [record] = read_log(tmp_path / "audit.jsonl")
+    assert set(record) == DECISION_KEYS
     record = untimed(record, since)
     assert record.pop("kind") == "decision"
     assert record.pop("tool_use_id") == "toolu_audit"
     assert record.pop("tool") == tool_name
     assert record.pop("input") == raw
+    assert record.pop("agent") is None
+    if not tool.sandboxable:
+        assert (record.pop("sandbox"), record.pop("sandbox_why")) == (None, None)
     return record
 
 
@@ -169,6 +179,8 @@ async def test_dont_ask_mode_refuses_what_would_ask(tmp_path: Path, project: Pat
         "message": "`touch made` is not a read-only command. This session does not ask, "
         "so it was not run.",
         "mode": "dontAsk",
+        "sandbox": None,  # refused: it runs in no sandbox, and the key says so
+        "sandbox_why": None,
     }
 
 
@@ -192,6 +204,8 @@ async def test_a_deny_rule_refuses_and_says_which(tmp_path: Path, project: Path)
         "decided_by": {"kind": "rule", "detail": "the deny rule Bash(rm:*) (cli)"},
         "message": "Bash was denied by the deny rule Bash(rm:*) (cli).",
         "mode": "default",
+        "sandbox": None,
+        "sandbox_why": None,
     }
 
 
@@ -270,6 +284,8 @@ async def test_a_hook_that_refuses_is_named(tmp_path: Path, project: Path):
         "decided_by": {"kind": "hook", "detail": HOOK},
         "message": "no touching",
         "mode": "default",
+        "sandbox": None,
+        "sandbox_why": None,
     }
 
 
@@ -343,6 +359,8 @@ async def test_the_sandbox_policy_refuses_when_it_is_required_and_missing(
         "(sandbox.failIfUnavailable) and it is unavailable "
         "(Landlock is not offered by this kernel).",
         "mode": "default",
+        "sandbox": None,
+        "sandbox_why": None,
     }
 
 
@@ -498,6 +516,9 @@ def asked(tool_use_id: str, tool: str, raw: dict[str, Any], message: str) -> dic
         "decided_by": {"kind": "default", "detail": "no rule allows it"},
         "message": message,
         "mode": "default",
+        "agent": None,
+        "sandbox": None,
+        "sandbox_why": None,
     }
 
 
@@ -559,6 +580,9 @@ async def test_a_session_grant_is_recorded_and_then_decides_by_its_rule(
             "decided_by": {"kind": "rule", "detail": "the allow rule Edit(src/**) (session)"},
             "message": None,
             "mode": "default",
+            "agent": None,
+            "sandbox": None,
+            "sandbox_why": None,
         },
     ]
     assert kept == [] and len(port.requests) == 1

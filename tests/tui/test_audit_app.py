@@ -93,6 +93,7 @@ async def test_an_app_session_audits_every_decision_and_every_answer(project: Pa
             "decided_by": {"kind": "rule", "detail": f"the allow rule {kept} (session)"},
             "message": None,
             "mode": "default",
+            "agent": None,
             "sandbox": "none",
             "sandbox_why": f"allowed by the allow rule {kept} (session)"
             if SUPPORT.available
@@ -111,8 +112,19 @@ async def test_an_app_session_audits_every_decision_and_every_answer(project: Pa
             "decided_by": {"kind": "default", "detail": "no rule allows it"},
             "message": f"Write would change {project / 'notes.md'}.",
             "mode": "default",
+            "agent": None,
+            "sandbox": None,
+            "sandbox_why": None,
         },
-        # The mode changed while the person was asked: decided again, by the new mode.
+        # shift+tab while the Write waited: the change, by whom, before what it settled.
+        {
+            "kind": "mode",
+            "from": "default",
+            "to": "acceptEdits",
+            "by": "key",
+            "why": "the mode key",
+        },
+        # The mode changed while the person was asked: decided again, by the new mode,
         {
             "kind": "decision",
             "tool_use_id": "toolu_demo_4_0",
@@ -125,6 +137,21 @@ async def test_an_app_session_audits_every_decision_and_every_answer(project: Pa
             },
             "message": None,
             "mode": "acceptEdits",
+            "agent": None,
+            "sandbox": None,
+            "sandbox_why": None,
+        },
+        # and the question, which nobody answered, ends on record: withdrawn, and by what.
+        {
+            "kind": "withdrawn",
+            "tool_use_id": "toolu_demo_4_0",
+            "tool": "Write",
+            "behavior": "allow",
+            "decided_by": {
+                "kind": "mode",
+                "detail": "accept edits mode (inside the working directories)",
+            },
+            "agent": None,
         },
     ]
     local = json.loads(settings_paths(project)["local"].read_text())
@@ -143,6 +170,7 @@ def asked(tool_use_id: str, command: str, sandbox: dict[str, str]) -> dict[str, 
         "decided_by": {"kind": "analysis", "detail": reason},
         "message": f"{reason}.",
         "mode": "default",
+        "agent": None,
         **sandbox,
     }
 
@@ -159,3 +187,47 @@ def answered(tool_use_id: str, **fields: Any) -> dict[str, Any]:
         "sandbox": "outside the sandbox",
         **fields,
     }
+
+
+async def test_an_unwritable_audit_log_is_said_once_and_on_the_status_screen(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """The audit log's path is a directory (a real failure; CI runs as root, so chmod would
+    not stop the write): the person is told once, the status screen says so, and the calls
+    are decided as they would have been (the log is a record, not a guard)."""
+    from textual.widgets import Static
+
+    from core.agent import sessions
+    from tui.screens.status import StatusScreen
+
+    monkeypatch.setattr(sessions, "AUDIT_NAME", ".")
+    turns = [[bash("touch one.txt")], [bash("touch two.txt")], [text("Done.")]]
+    app = make_app(project, turns, allow=["Bash(touch:*)"])
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: turn_over(app), "the turn to end")
+        said = [str(n.message) for n in app._notifications if "not written" in str(n.message)]
+        assert len(said) == 1, said
+        assert said[0].startswith("Audit log not written: [Errno 21] Is a directory")
+        # Allowed by the rule, as with a log that works: nothing asked, both ran.
+        assert not asking(app) and (project / "one.txt").exists()
+        assert (project / "two.txt").exists()
+        await pilot.press(*"/status", "enter")
+        await until(pilot, lambda: isinstance(app.screen, StatusScreen), "the status screen")
+        shown = "\n".join(str(static.render()) for static in app.screen.query(Static))
+        assert "Records   the audit log" in shown and "could not be written" in shown
+
+
+async def test_a_mode_chosen_with_slash_mode_is_recorded_as_by_slash(project: Path):
+    app = make_app(project, [[text("Hello.")]], prompt=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.live is not None, "the session")
+        await pilot.press(*"/mode plan", "enter")
+        await until(pilot, lambda: audit_records(app), "the mode's record")
+        assert app.live is not None
+        app.set_mode("default")  # what the palette's "Mode: Default" runs
+        await until(pilot, lambda: len(audit_records(app)) == 2, "the second record")
+        records = audit_records(app)
+    assert [(r["kind"], r["from"], r["to"], r["by"]) for r in records] == [
+        ("mode", "default", "plan", "slash"),
+        ("mode", "plan", "default", "palette"),
+    ]

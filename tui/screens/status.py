@@ -78,6 +78,7 @@ def facts_text(facts: StatusFacts) -> Text:
         _fact("Sandbox", facts.sandbox.removeprefix("sandbox: ")),
         _fact("MCP", facts.mcp.removeprefix("MCP ") + " ready" if facts.mcp else "none"),
         _fact("Hooks", hooks),
+        *(_fact("Records", error, "bold") for error in facts.unwritten),
     ]
     return Text("\n").join(lines)
 

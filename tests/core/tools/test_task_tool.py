@@ -257,6 +257,39 @@ async def test_a_sub_agent_permission_prompt_is_labelled(tmp_path: Path) -> None
     assert r.result_of("toolu_demo_0_0")["content"].startswith("Wrote the note.")
 
 
+async def test_a_sub_agents_decisions_are_audited_under_its_label(tmp_path: Path) -> None:
+    """The audit log names the agent whose call was decided: the main agent's Task call by
+    null, the sub-agent's Write by the same label its question carried."""
+    from core.permissions.audit import AuditLog
+    from core.permissions.decide import DecisionChain
+
+    log = AuditLog(tmp_path / "audit.jsonl")
+    r = rig(
+        tmp_path,
+        [
+            task(
+                "Write a note.",
+                [[tool("Write", file_path="{workspace}/NOTE.md", content="hi\n")], [text("ok")]],
+                subagent_type="general-purpose",
+                description="write a note",
+            )
+        ],
+        [text("ok")],
+        permission_context=ToolPermissionContext(mode="default"),
+        permission_port=ScriptedPort(),
+        permissions=DecisionChain(audit=log),
+    )
+    await r.loop.send("go")
+    log.close()
+    records = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    label = "general-purpose agent: write a note"
+    assert [(r["kind"], r["tool"], r["agent"]) for r in records] == [
+        ("decision", "Task", None),
+        ("decision", "Write", label),
+        ("answer", "Write", label),
+    ]
+
+
 async def test_background_agent_returns_an_id_and_its_result_later(tmp_path: Path) -> None:
     r = rig(
         tmp_path,
