@@ -222,7 +222,9 @@ class ProctorApp(KeyActions):
         from core.agent.command_files import load_custom_commands
         from core.agent.commands import CommandRegistry
 
-        custom, problems = await asyncio.to_thread(load_custom_commands, prepared.cwd)
+        custom, problems = await asyncio.to_thread(
+            load_custom_commands, prepared.cwd, claude_user=prepared.settings.read_claude
+        )
         # Not complete yet: the skills a person may run join once the session has them.
         self.prompt_input.commands = CommandRegistry(custom, complete=False)
         for problem in problems:

@@ -404,7 +404,9 @@ async def open_session(
         if project_trusted is not None
         else prepared.previously_trusted or is_trusted(prepared.cwd)
     )
-    skills = session_skills(prepared.cwd, project=directory_trusted)
+    skills = session_skills(
+        prepared.cwd, project=directory_trusted, claude_user=settings.read_claude
+    )
     session_services.provide(SKILLS, skills)
     transcript = session.transcript()
     transcript.append(
