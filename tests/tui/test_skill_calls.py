@@ -117,3 +117,24 @@ async def test_a_command_file_keeps_its_name_over_a_skill_and_the_person_is_told
         await pilot.press(*"/review", "enter")
         await until(pilot, lambda: turn_over(app) and len(app.book.turns) == 1)
         assert "Command body." in str(app.live.loop.messages[0]["content"])
+
+
+async def test_a_long_description_gives_way_to_the_skills_source_at_80_columns(tmp_path: Path):
+    from textual.geometry import Region
+
+    from tui.widgets.command_hints import CommandHints
+
+    project = tmp_path / "project"
+    long = "Ship the current branch to a named environment after checks, " * 3
+    write_skill(project, "deploy", f"description: {long.strip()}\n", "Deploy.")
+    app = make_app(project, [[text("Unused.")]], prompt=None)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.live is not None)
+        await pilot.press("/", "d", "e", "p")
+        await until(pilot, lambda: "/deploy" in hints(app), "the skill offered")
+        widget = app.main_screen.query_one(CommandHints)
+        width, height = widget.size
+        on_screen = [s.text for s in widget.render_lines(Region(0, 0, width, height))]
+        [row] = [line for line in on_screen if "/deploy" in line]
+        assert "…" in row and row.rstrip().endswith("(project skill)")
+        assert "Ship the current branch" in row
