@@ -171,6 +171,9 @@ class _Printer:
             self._say(f"proctor: {event.message}")
         elif isinstance(event, InstructionsJoined):
             self._say(f"proctor: {event.describe()}")
+        elif isinstance(event, SubAgentEvent) and isinstance(event.event, InstructionsJoined):
+            # The sub-agent's instructions changed: said under its Task call's line.
+            self.nested.setdefault(event.agent_id, []).append(f"    {event.event.describe()}")
         elif isinstance(event, McpServerChanged) and event.state in ("failed", "crashed"):
             what = "failed to start" if event.state == "failed" else "crashed"
             detail = event.detail.replace("\n", "\n  ")

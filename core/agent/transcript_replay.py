@@ -408,6 +408,13 @@ def _sub_agent(record: Mapping[str, Any], at: float) -> EngineEvent | None:
             event = TurnEnded(
                 at=at, stop_reason=_text(inner.get("stop_reason")), requests=0, usage={}
             )
+        case "instructions_joined" if isinstance(inner.get("paths"), list):
+            event = InstructionsJoined(
+                at=at,
+                paths=tuple(_text(p) for p in inner["paths"]),
+                found_by=_text(inner.get("found_by")),
+                cwd=_text(inner.get("cwd")),
+            )
         case _:
             return None
     return SubAgentEvent(

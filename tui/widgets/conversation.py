@@ -383,7 +383,7 @@ class Conversation(VerticalScroll):
             agent.add_message(inner.content)
         elif isinstance(inner, TurnEnded):
             agent.working = False
-        else:
+        elif not isinstance(inner, InstructionsJoined):  # that one is the Task's note (calls.py)
             return
         changed.add(event.agent_id)
 
