@@ -294,7 +294,8 @@ class ProctorApp(KeyActions):
             return
         self.queued_prompts.append(prompt)
         if self.live is None or self._turn_running:
-            self.conversation.add_notice(f"queued, sent after this turn: {prompt[:80]}", "info")
+            typed = getattr(prompt, "typed", prompt)  # a command's line, not its expansion
+            self.conversation.add_notice(f"queued, sent after this turn: {typed[:80]}", "info")
             self._show_activity()
             return
         self._send_next()
@@ -312,7 +313,9 @@ class ProctorApp(KeyActions):
     async def run_turn(self, prompt: str) -> None:
         live = self.live
         assert live is not None
-        self.bridge(TurnStarted(prompt=prompt))
+        typed = getattr(prompt, "typed", prompt)  # a slash command's line (CommandPrompt)
+        expansion = str(prompt) if typed != prompt else ""
+        self.bridge(TurnStarted(prompt=typed, expansion=expansion))
         self._turn_started = time.monotonic()
         self._set_busy(True)
         stop_reason = "error"
@@ -394,7 +397,7 @@ class ProctorApp(KeyActions):
                 segment = []
                 self.book.begin_turn(event.prompt, event.at)
                 with contextlib.suppress(NoMatches):  # (no conversation while closing)
-                    self.conversation.add_prompt(event.prompt)
+                    self.conversation.add_prompt(event.prompt, event.expansion)
                 continue
             try:
                 self.book.apply(event)

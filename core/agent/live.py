@@ -232,8 +232,9 @@ class LiveSession:
         """One turn. A slash command's prompt (`CommandPrompt`) may ask for another model
         for this turn only, and narrow it to its allowed-tools (the loop ends such scopes
         when the turn ends)."""
+        typed = getattr(prompt, "typed", None)  # a command's line (`CommandPrompt`)
         if not read_meta(self.session).title:
-            set_title(self.session, prompt)
+            set_title(self.session, typed or prompt)
         await self.offer_mcp_tools()
         if type(prompt) is str:  # a plain prompt: the commands' module loads only for theirs
             return await self.loop.send(prompt)
@@ -241,16 +242,18 @@ class LiveSession:
 
         if not isinstance(prompt, CommandPrompt):
             return await self.loop.send(prompt)
+        # The transcript keeps the line typed beside its expansion (for a resumed session).
+        typed = prompt.typed if prompt.typed != str(prompt) else None
         narrowing = prompt.narrowing
         if narrowing is not None:
             self.store.set(lambda state: narrowed(state, narrowing))
         if not prompt.model:
-            return await self.loop.send(prompt)
+            return await self.loop.send(prompt, typed=typed)
         client = self.model
         before = (client.model, client.max_tokens, client.thinking)
         client.use_model(prompt.model)
         try:
-            return await self.loop.send(prompt)
+            return await self.loop.send(prompt, typed=typed)
         finally:
             client.model, client.max_tokens, client.thinking = before
 

@@ -75,6 +75,9 @@ class PastPrompt(EngineEvent):
 
     kind: ClassVar[str] = "past_prompt"
     text: str
+    """What the person typed (for a slash command, its line: `/deploy staging`)."""
+    expansion: str = ""
+    """A slash command's text as the model got it; empty for a plain prompt."""
 
 
 @dataclass(slots=True)
@@ -176,7 +179,12 @@ class _Replay:
                 self.cut_short(at)
                 self.turn_open = True
                 texts = [_text(b.get("text")) for b in blocks if b.get("type") == "text"]
-                self.events.append(PastPrompt(at=at, text=texts[0] if texts else ""))
+                sent = texts[0] if texts else ""
+                typed = record.get("typed")
+                if isinstance(typed, str) and typed:
+                    self.events.append(PastPrompt(at=at, text=typed, expansion=sent))
+                else:
+                    self.events.append(PastPrompt(at=at, text=sent))
                 self.expect_prompt = False
             return
         if record.get("role") != "assistant":
