@@ -56,11 +56,10 @@ class FrontMatterError(ValueError):
 def command_dirs(cwd: Path, *, claude_user: bool = True) -> list[tuple[CommandScope, Path]]:
     """`claude_user`: whether the user's Claude folder is read (`readClaudeSettings: false`
     or `PROCTOR_NO_CLAUDE_SETTINGS` keep it out, as they keep out its CLAUDE.md)."""
-    return [
-        ("proctor", user_config_dir() / "commands"),
-        *([("user", claude_user_dir() / "commands")] if claude_user else []),
-        ("project", cwd / ".claude" / "commands"),
-    ]
+    dirs: list[tuple[CommandScope, Path]] = [("proctor", user_config_dir() / "commands")]
+    if claude_user:
+        dirs.append(("user", claude_user_dir() / "commands"))
+    return [*dirs, ("project", cwd / ".claude" / "commands")]
 
 
 def load_custom_commands(

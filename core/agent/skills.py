@@ -38,11 +38,10 @@ _SCOPES: dict[SkillSource, CommandScope] = {
 def skill_directories(cwd: Path, *, claude_user: bool = True) -> list[tuple[Path, SkillSource]]:
     """`claude_user`: whether the user's Claude folder is read (`readClaudeSettings: false`
     or `PROCTOR_NO_CLAUDE_SETTINGS` keep it out, as they keep out its CLAUDE.md)."""
-    return [
-        (user_config_dir() / "skills", "user"),
-        *([(claude_user_dir() / "skills", "claude-user")] if claude_user else []),
-        (cwd / ".claude" / "skills", "project"),
-    ]
+    dirs: list[tuple[Path, SkillSource]] = [(user_config_dir() / "skills", "user")]
+    if claude_user:
+        dirs.append((claude_user_dir() / "skills", "claude-user"))
+    return [*dirs, (cwd / ".claude" / "skills", "project")]
 
 
 def session_skills(cwd: Path, *, project: bool = True, claude_user: bool = True) -> SkillCatalog:
