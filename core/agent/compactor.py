@@ -118,6 +118,8 @@ class Compactor:
     async def _cannot_help(self, loop: AgentLoop) -> None:
         """Compaction cannot bring the context under the threshold: say so once, in words,
         and let the threshold rest so the loop does not compact before every request."""
+        if self.futile:  # said already (a too-long refusal compacted again): once is enough
+            return
         self.futile = True
         system, tools = _prefix(loop)
         placeholder = [{"role": "user", "content": "."}]

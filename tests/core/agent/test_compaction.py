@@ -222,6 +222,29 @@ async def test_a_lone_prompt_over_the_threshold_is_not_summarised(tmp_path: Path
     assert r.requests[-1]["messages"][0]["content"] == [text("hello")]
 
 
+async def test_once_compaction_cannot_help_a_too_long_refusal_is_still_said_not_looped(
+    tmp_path: Path,
+) -> None:
+    # The threshold rests (the tools fill half the window); the listing then takes the
+    # conversation past what the API accepts: the refusal compacts once and retries once.
+    r = rig(
+        tmp_path,
+        [text("Listing."), bash("ls")],
+        [text("More."), bash(BIG)],
+        [text("Done.")],
+        compactor=Compactor(10_000, 0.5),
+        refuse_above=10_000,
+    )
+    ended = await r.loop.send("look around")
+    told = [f for f in r.of(CompactionFailed) if "compaction cannot help" in f.message]
+    assert len(told) == 1
+    # One compaction by the threshold (which then rests), one for the refusal, then done.
+    outcomes = [s.outcome for s in r.demo.served]
+    assert outcomes == ["played", "summary", "played", "summary", "played"]
+    assert ended.stop_reason == "end_turn" and r.of(TurnError) == []
+    assert len(r.of(Compacted)) == 2
+
+
 # -- what stays --------------------------------------------------------------------------------
 
 
