@@ -362,6 +362,43 @@ class ProctorApp(KeyActions):
             self._set_busy(False)
         self.call_later(self._send_next)
 
+    @property
+    def turn_running(self) -> bool:
+        """A turn or a compaction is under way (set before its worker starts)."""
+        return self._turn_running
+
+    async def switch_session(self, prepared: PreparedSession) -> None:
+        """`/resume`: close this session as quitting does, then start `prepared` on a fresh
+        main screen, as at start-up (tui/resume.py checks that nothing is running)."""
+        from dataclasses import replace
+
+        from core.agent.live import end_workspace
+
+        old, live = self.prepared, self.live
+        self.live = None
+        if live is not None:
+            await live.close("resumed another session")
+        self.bridge.flush()  # the old session's last events, to the old screen
+        said = end_workspace(old) if old is not None and old.cwd != prepared.cwd else None
+        self.book = CallBook()
+        self.queued_prompts.clear()
+        self._session_failed = False
+        self.theme_problems = []  # said once, at start
+        self.options = replace(self.options, session=prepared, first_prompt=None, play_demo=False)
+        screen = self.main_screen
+        if screen is not None:
+            await screen.recompose()
+        if said:
+            self.conversation.add_notice(said, "info")
+        self.start_session()
+
+    @work(exclusive=True, group="resume")
+    async def resume_session(self, wanted: str) -> None:
+        """`/resume ID`, or a pick in the sessions list opened by `/resume` (tui/resume.py)."""
+        from .resume import resume_in_place
+
+        await resume_in_place(self, wanted)
+
     def _hold_queued_prompts(self) -> None:
         """Esc means stop: prompts queued during the turn go back into the input, unsent,
         rather than starting the agent again at once."""

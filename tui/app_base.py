@@ -40,6 +40,10 @@ class AppBase(App[int]):
         """Compact the conversation now (app.py runs it as a worker)."""
         raise NotImplementedError
 
+    def resume_session(self, wanted: str) -> object:
+        """Carry session `wanted` on in this window (app.py runs it as a worker)."""
+        raise NotImplementedError
+
     async def shutdown(self) -> None:
         """Stop the turn, the shells and the sub-agents; close the transcript."""
         raise NotImplementedError  # ProctorApp's

@@ -50,6 +50,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="with -p: text, one JSON result, or JSON lines",
     )
     parser.add_argument(
+        "--show-thinking",
+        action="store_true",
+        help="with -p and text output: print the model's thinking on stderr (dim on a "
+        "terminal); json and stream-json carry it in each assistant message",
+    )
+    parser.add_argument(
         "--demo",
         action="store_true",
         help="the offline demo model (no key, no network) on a sample project",
@@ -176,6 +182,11 @@ def _main(argv: Sequence[str] | None = None) -> int:
         return run_sessions(args)
     if args.command == "mcp":
         return run_mcp_list(args)
+    if args.show_thinking and (args.prompt is None or args.output_format != "text"):
+        parser.error(
+            "--show-thinking prints thinking in -p's text output; json and stream-json carry "
+            "it in each assistant message, and in the app ctrl+r opens it"
+        )
     if args.prompt is not None or args.output_format != "text":
         return run_print(args)
     if args.serve:
@@ -426,6 +437,7 @@ def run_print(args: argparse.Namespace) -> int:
     options = HeadlessOptions(
         prompt=args.prompt,
         output_format=args.output_format,
+        show_thinking=args.show_thinking,
         trust=args.trust,
         **asdict(session_options(args)),
     )

@@ -141,7 +141,7 @@ class KeyActions(AppBase):
             self.prompt_input.quit_armed = armed
 
     def action_interrupt(self) -> None:
-        if self.live is not None and self.live.loop.running:
+        if self.live is not None and self.live.running:
             self.live.interrupt()
             self.notify("Interrupted: the running calls are being stopped.")
 
@@ -233,7 +233,8 @@ class KeyActions(AppBase):
     def on_status_bar_mcp_clicked(self, message: Any) -> None:
         self.action_mcp_servers()
 
-    def action_sessions(self) -> None:
+    def action_sessions(self, pick: bool = False) -> None:
+        """The sessions list; with `pick` (`/resume`), enter carries one on in this window."""
         from .screens.sessions import SessionsScreen
 
         prepared = self.prepared
@@ -249,4 +250,9 @@ class KeyActions(AppBase):
             resume = (
                 "proctor --demo" + (f" --scenario {scenario}" if scenario else "") + " --resume"
             )
-        self.push_screen(SessionsScreen(prepared.session.project, running=running, resume=resume))
+        screen = SessionsScreen(prepared.session.project, running=running, resume=resume, pick=pick)
+        self.push_screen(screen, self._carry_on)
+
+    def _carry_on(self, picked: str | None) -> None:
+        if picked:
+            self.resume_session(picked)

@@ -10,7 +10,6 @@ reuse what a key or the palette does (keys.py), so a command and its key cannot 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from core.access.modes import MODE_LABELS
@@ -29,7 +28,6 @@ from core.agent.commands import (
 
 if TYPE_CHECKING:
     from .app import ProctorApp
-    from .widgets.conversation import NoticeLevel
 
 
 def handle_line(app: ProctorApp, text: str) -> str | None:
@@ -87,7 +85,7 @@ def _help(app: ProctorApp, arguments: str) -> None:
 
 def _clear(app: ProctorApp, arguments: str) -> None:
     assert app.live is not None
-    if app.live.loop.running:
+    if app.live.running:
         app.conversation.add_notice(
             "/clear waits for the turn to end: press esc to stop it first.", "warning"
         )
@@ -138,6 +136,8 @@ def _mode(app: ProctorApp, arguments: str) -> None:
 def _permissions(app: ProctorApp, arguments: str) -> None:
     assert app.live is not None
     if arguments.strip():
+        from .slash_permissions import change_rule  # a rule for the session or a file
+
         app.conversation.add_notice(*change_rule(app, arguments.strip()))
         return
     context = app.live.store.get().permission_context
@@ -154,45 +154,6 @@ def _permissions(app: ProctorApp, arguments: str) -> None:
     if len(lines) == 1:
         lines.append("No rules: every call the mode does not decide asks you.")
     app.conversation.add_notice("\n".join(lines), "info")
-
-
-PERMISSIONS_USAGE = (
-    "/permissions allow|ask|deny RULE adds a rule for this session; "
-    "/permissions remove RULE takes one out"
-)
-
-
-def change_rule(app: ProctorApp, arguments: str) -> tuple[str, NoticeLevel]:
-    """`/permissions allow|ask|deny|remove RULE`: for this session only (a rule kept in a
-    settings file is changed in that file, where the person can see it)."""
-    from core.access.rules import RuleSyntaxError, parse_rule, rule_problem
-
-    assert app.live is not None
-    verb, _, text = arguments.partition(" ")
-    if verb not in ("allow", "ask", "deny", "remove") or not text.strip():
-        return PERMISSIONS_USAGE, "warning"
-    try:
-        rule = parse_rule(text, "allow" if verb == "remove" else verb)  # type: ignore[arg-type]
-    except RuleSyntaxError as error:
-        return f"/permissions: {error}; no rule was changed.", "warning"
-    store = app.live.store
-    context = store.get().permission_context
-    if verb == "remove":
-        same = [r for r in context.rules if str(r) == str(rule)]
-        kept = [r for r in same if r.source != "session"]
-        if not same:
-            return f"/permissions: there is no rule {rule} in force.", "warning"
-        if kept:
-            where = kept[0].path or kept[0].source
-            return f"/permissions: {rule} comes from {where}; remove it there.", "warning"
-        rules = tuple(r for r in context.rules if r not in same)
-        store.set(lambda s: s.with_permission_context(replace(s.permission_context, rules=rules)))
-        return f"Removed {rule} for this session.", "info"
-    problem = rule_problem(rule, app.live.tool_names)
-    if problem:
-        return f"/permissions: {problem}; no rule was added.", "warning"
-    store.set(lambda s: s.with_permission_context(s.permission_context.with_rules(rule)))
-    return f"Added the {verb} rule {rule} for this session.", "info"
 
 
 def _todos(app: ProctorApp, arguments: str) -> None:
@@ -253,13 +214,16 @@ def _sessions(app: ProctorApp, arguments: str) -> None:
 
 
 def _resume(app: ProctorApp, arguments: str) -> None:
+    from .resume import resume_refusal
+
     wanted = arguments.strip()
-    if wanted:  # this build carries a session on only at start
-        app.conversation.add_notice(
-            f"To carry on session {wanted}, quit and run: proctor --resume {wanted}", "info"
-        )
+    if (why := resume_refusal(app)) is not None:
+        app.conversation.add_notice(why, "warning")
         return
-    app.action_sessions()
+    if not wanted:  # pick one: enter in the list carries it on here
+        app.action_sessions(pick=True)
+        return
+    app.resume_session(wanted)
 
 
 _HANDLERS: dict[BuiltinAction, Callable[[ProctorApp, str], None]] = {

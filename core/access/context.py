@@ -49,6 +49,8 @@ class SkillScope:
     """Empty: the skill listed no tool, so nothing but loading skills may run."""
     path: Path | None = None
     """The SKILL.md that listed them."""
+    kind: Literal["skill", "command"] = "skill"
+    """What narrowed the turn: a refusal names a slash command as a command, not a skill."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,6 +28,7 @@ from ..access.context import SkillScope
 from ..access.rules import parse_rule
 from ..app_state import AppState
 from ..tools.arguments import expand  # shared with skills (core/tools/skill.py)
+from .command_parts import Part, Text, command_parts, plain_text
 
 BuiltinAction = Literal[
     "help",
@@ -101,7 +102,7 @@ BUILTINS: tuple[BuiltinCommand, ...] = (
         "permissions",
         "The rules in force and where each comes from; add or remove one",
         "permissions",
-        "[allow|ask|deny|remove RULE]",
+        "[allow|ask|deny|remove [kind] RULE] [--local|--project|--user]",
     ),
     BuiltinCommand("todos", "The agent's todo list", "todos"),
     BuiltinCommand("cost", "Tokens and cost of this session so far", "cost"),
@@ -163,17 +164,27 @@ class CommandPrompt(str):
     """The line the person typed (`/review 12`): what goes back into the input when the
     prompt is held unsent, so it is run again as the command, never as its expansion."""
 
+    command: CustomCommand | None
+    """The command it came from: whose allowed-tools, scope and file prepare its parts."""
+    parts: tuple[Part, ...]
+    """The body as text, `@path` includes and !`cmd` runs (command_parts.py); with any of
+    the last two, `LiveSession.send` reads and runs them first (command_prepare.py)."""
+
     def __new__(
         cls,
         text: str,
         model: str | None = None,
         narrowing: SkillScope | None = None,
         typed: str | None = None,
+        command: CustomCommand | None = None,
+        parts: tuple[Part, ...] = (),
     ) -> CommandPrompt:
         prompt = super().__new__(cls, text)
         prompt.model = model
         prompt.narrowing = narrowing
         prompt.typed = text if typed is None else typed
+        prompt.command = command
+        prompt.parts = parts
         return prompt
 
 
@@ -187,7 +198,7 @@ def narrowing_of(command: CustomCommand) -> SkillScope | None:
         parse_rule(entry, "allow", source=source, path=command.path)
         for entry in command.allowed_tools
     )
-    return SkillScope(f"/{command.name}", rules, command.path)
+    return SkillScope(f"/{command.name}", rules, command.path, kind="command")
 
 
 @dataclass(slots=True)
@@ -268,10 +279,17 @@ def resolve(text: str, registry: CommandRegistry) -> Resolved:
         return UnknownCommand(name)
     if isinstance(command, BuiltinCommand):
         return RunBuiltin(command, arguments)
-    expanded = expand(command.body, arguments)
     if command.frame is not None:
-        expanded = command.frame[0] + expanded + command.frame[1]
-    prompt = CommandPrompt(expanded, command.model, narrowing_of(command), text.strip())
+        # A skill run as /name: exactly the text the Skill tool gives the model (its
+        # arguments filled into its instructions only); a skill's body has no runs or
+        # includes, as when the model loads it.
+        framed = command.frame[0] + expand(command.body, arguments) + command.frame[1]
+        parts: tuple[Part, ...] = (Text(framed),)
+    else:
+        parts = command_parts(command.body, arguments)
+    prompt = CommandPrompt(
+        plain_text(parts), command.model, narrowing_of(command), text.strip(), command, parts
+    )
     return SendPrompt(command, arguments, prompt)
 
 

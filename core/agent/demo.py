@@ -57,6 +57,7 @@ from .demo_thinking import (
     asks_for_thinking,
     redacted_data,
     signature_of,
+    thinking_config_problem,
     thinking_problem,
     without_thinking,
 )
@@ -213,7 +214,7 @@ class DemoModel:
                 request_id,
             )
 
-        problem = thinking_problem(messages)
+        problem = thinking_config_problem(body) or thinking_problem(messages)
         if problem is not None:  # as the API: thinking must come back exactly as it was sent
             return _error(400, "invalid_request_error", problem, request_id)
         script = self._script_for(messages)

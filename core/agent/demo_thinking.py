@@ -8,7 +8,10 @@ carries a hash of its own. Both are opaque to the client, as the real ones are.
 
 Thinking is streamed only to a request that asks for it (`thinking` of type `adaptive` or
 `enabled`), as a real model thinks only when asked; a turn's thinking blocks are left out
-otherwise. Kept apart from demo.py so the stream builder stays one thing.
+otherwise. A `thinking` the API would refuse (an unknown type, a `budget_tokens` below 1024
+or not below `max_tokens`) is refused here too, in the API's words, so a budget worked out
+wrong fails a test instead of a person's first request. Kept apart from demo.py so the
+stream builder stays one thing.
 """
 
 from __future__ import annotations
@@ -42,6 +45,26 @@ def redacted_data(turn_key: str) -> str:
 def asks_for_thinking(body: Mapping[str, Any]) -> bool:
     thinking = body.get("thinking")
     return isinstance(thinking, Mapping) and thinking.get("type") in ("adaptive", "enabled")
+
+
+def thinking_config_problem(body: Mapping[str, Any]) -> str | None:
+    """What the API would say of the request's `thinking` field; None when it is fine."""
+    if "thinking" not in body:
+        return None
+    thinking = body["thinking"]
+    kind = thinking.get("type") if isinstance(thinking, Mapping) else None
+    if kind in ("adaptive", "disabled"):
+        return None
+    if kind != "enabled":
+        return f"thinking.type: Input should be 'enabled', 'disabled' or 'adaptive', not {kind!r}"
+    budget, max_tokens = thinking.get("budget_tokens"), body.get("max_tokens")
+    if not isinstance(budget, int) or isinstance(budget, bool):
+        return "thinking.enabled.budget_tokens: Field required"
+    if budget < 1024:
+        return "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"
+    if isinstance(max_tokens, int) and budget >= max_tokens:
+        return "`max_tokens` must be greater than `thinking.budget_tokens`"
+    return None
 
 
 def without_thinking(turn: Turn) -> Turn:

@@ -86,6 +86,15 @@ class HookNotice(EngineEvent):
 
 
 @dataclass(slots=True, kw_only=True)
+class CommandNotice(EngineEvent):
+    """What a slash command's `@path` or !`cmd` left out, said to the person before the
+    prompt goes (core/agent/command_prepare.py)."""
+
+    kind: ClassVar[str] = "command_notice"
+    text: str
+
+
+@dataclass(slots=True, kw_only=True)
 class UserMessage(EngineEvent):
     """A user message entering the conversation: the prompt, or the turn's tool results."""
 

@@ -11,6 +11,12 @@ call and a line per retry or error, all in words (never an internal value like
 `sibling_error`). Text is printed a block at a time, when the block ends (a call starts, or
 the message is complete): so every call line starts a line of its own, and a stream that
 breaks and is retried never leaves its broken beginning on the screen.
+
+Thinking is not printed in text mode unless asked (`--show-thinking`): stdout is often piped
+into something that wants the answer alone, and a thought can run to pages. Asked, each of
+the main agent's thoughts goes to stderr when it is complete, indented under a `thinking:`
+line and dim on a terminal, so the answer on stdout stays clean. json and stream-json carry
+thinking as the API sent it: the blocks (signatures included) in each assistant message.
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ from ..events import (
 )
 from ..settings.read import SettingsFileError
 from .events import (
+    CommandNotice,
     Compacted,
     CompactionFailed,
     InstructionsJoined,
@@ -90,6 +97,8 @@ class HeadlessOptions:
     """`--settings FILE`: one more settings file for this run."""
     keep_workspace: bool = False
     """Keep the demo's scratch workspace after the run."""
+    show_thinking: bool = False
+    """Text mode: print the model's thinking on stderr (`--show-thinking`)."""
 
     def session_options(self) -> SessionOptions:
         """The options every front end shares (this class has them all, by the same names)."""
@@ -114,6 +123,10 @@ class _Printer:
     summaries: dict[str, str] = field(default_factory=dict)
     tally: UsageTally = field(default_factory=UsageTally)
     """Every request's usage as it streamed, sub-agents' included: the run's cost."""
+    show_thinking: bool = False
+    """Text mode: each finished thought on stderr."""
+    thought: list[str] = field(default_factory=list)
+    """Text mode, showing thinking: the thought streaming now, said whole when it ends."""
     held: list[EngineEvent] | None = field(default_factory=list)
     """stream-json: events from before the `init` line (MCP servers starting), written
     after it so that a reader's first line is always `init`; None once it is written."""
@@ -145,10 +158,16 @@ class _Printer:
                 )
             elif not isinstance(event, TextDelta | ThinkingDelta):
                 self._line(event_record(event))
+        elif isinstance(event, ThinkingDelta):
+            if self.output_format == "text" and self.show_thinking:
+                self._think(event)
         elif isinstance(event, TextDelta):
             if self.output_format == "text":
+                self._print_thought()  # the thought above the words it led to
                 self.pending.append(event.text)
         elif self.output_format == "text":
+            if not isinstance(event, Retrying):
+                self._print_thought()
             self._narrate(event)
 
     def _narrate(self, event: EngineEvent) -> None:
@@ -157,6 +176,7 @@ class _Printer:
             self._print_text()
         elif isinstance(event, Retrying):
             self.pending.clear()  # the retried response says it again
+            self.thought.clear()
             self._say(f"proctor: {event.describe()}")
         elif isinstance(event, TurnError):
             self._print_text()  # what the last attempt said before it broke, as on screen
@@ -164,6 +184,8 @@ class _Printer:
         elif isinstance(event, HookNotice):
             self._print_text()
             self._say(f"proctor: hook: {event.text}")
+        elif isinstance(event, CommandNotice):
+            self._say(f"proctor: {event.text}")
         elif isinstance(event, Compacted):
             self._print_text()
             self._say(f"proctor: conversation compacted ({event.messages_replaced} messages)")
@@ -204,6 +226,28 @@ class _Printer:
                 for line in lines:
                     self._say(line)
             self.nested.clear()
+
+    def _think(self, event: ThinkingDelta) -> None:
+        if event.redacted:  # a whole block, with nothing to read
+            self._print_thought()
+            self._say(self._dim("thinking (redacted)"))
+        else:
+            self.thought.append(event.text)
+
+    def _print_thought(self) -> None:
+        """The thought streamed so far, on stderr: a `thinking:` line, then its text indented."""
+        text = "".join(self.thought).strip()
+        self.thought.clear()
+        if not text:
+            return
+        self._print_text()  # words streamed before the thought are said before it
+        body = "\n".join("  " + line if line else "" for line in text.splitlines())
+        self._say(self._dim(f"thinking:\n{body}"))
+
+    @staticmethod
+    def _dim(text: str) -> str:
+        """Dim on a terminal (thinking is background to the answer); plain when piped."""
+        return f"\x1b[2m{text}\x1b[0m" if sys.stderr.isatty() else text
 
     def _print_text(self) -> None:
         """The text block streamed so far, on lines of its own, set apart from what came
@@ -280,7 +324,7 @@ async def run_headless(options: HeadlessOptions, out: TextIO = sys.stdout) -> in
         return expanded
     prompt = expanded
 
-    printer = _Printer(out, options.output_format)
+    printer = _Printer(out, options.output_format, show_thinking=options.show_thinking)
     try:
         live = await open_session(
             prepared,

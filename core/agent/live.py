@@ -55,7 +55,7 @@ from .git_facts import GitFacts, GitFactsOnTheWay, facts_from_files, sandboxed_g
 from .instruction_access import Refusal, admitted, instruction_refusal
 from .instructions import Instructions, InstructionSet, load_instructions
 from .loop import AgentLoop, TurnEnded
-from .model import DEFAULT_MODEL, ModelClient, limits_for
+from .model import DEFAULT_MODEL, ModelClient, limits_for, thinking_env
 from .options import SessionOptions as SessionOptions  # re-exported: callers build both here
 from .prompt import Environment
 from .sessions import (
@@ -75,6 +75,8 @@ from .transcript_replay import Past, past_events
 from .transcript_resume import RestoredState, messages_from, restored_state
 
 if TYPE_CHECKING:
+    from ..abort import AbortController
+    from .commands import CommandPrompt
     from .scenario import Scenario
 
 
@@ -153,6 +155,9 @@ def prepare_session(options: SessionOptions) -> PreparedSession:
         discard(scratch)  # no session will use it
         raise
     notes += [str(problem) for problem in settings.problems]
+    thinking_problem = thinking_env().problem
+    if thinking_problem is not None:
+        notes.append(thinking_problem)
     return PreparedSession(
         options=options,
         cwd=cwd,
@@ -195,6 +200,10 @@ class LiveSession:
     """The pool before MCP servers' tools are added (`mcp.extend`)."""
     trusted: bool = True
     """Whether the project's own settings apply (the status screen says which are set aside)."""
+    directory_trusted: bool = False
+    """The person trusted the project's directory: its commands' allowed-tools may grant
+    their own !`cmd` lines (command_prepare.py)."""
+    _preparing: AbortController | None = None
     _closed: bool = False
 
     @property
@@ -238,6 +247,8 @@ class LiveSession:
         await self.offer_mcp_tools()
         if type(prompt) is str:  # a plain prompt: the commands' module loads only for theirs
             return await self.loop.send(prompt)
+        from ..tools.skill import end_skills
+        from .command_parts import needs_preparing
         from .commands import CommandPrompt, narrowed
 
         if not isinstance(prompt, CommandPrompt):
@@ -247,15 +258,47 @@ class LiveSession:
         narrowing = prompt.narrowing
         if narrowing is not None:
             self.store.set(lambda state: narrowed(state, narrowing))
+        text: str = prompt
+        if prompt.command is not None and needs_preparing(prompt.parts):
+            prepared = await self._prepared(prompt)
+            if prepared is None:  # esc while its lines ran: the turn ends unsent
+                self.store.set(end_skills)
+                ended = TurnEnded(stop_reason="interrupted", requests=0, usage={})
+                self.services.emit(ended)
+                return ended
+            text = prepared
         if not prompt.model:
-            return await self.loop.send(prompt, typed=typed)
-        client = self.model
+            return await self.loop.send(text, typed=typed)
+        client, compactor = self.model, self.loop.compactor
         before = (client.model, client.max_tokens, client.thinking)
+        window = compactor.window
         client.use_model(prompt.model)
+        compactor.window = context_window(prompt.model)  # the gauge and compaction follow it
         try:
-            return await self.loop.send(prompt, typed=typed)
+            return await self.loop.send(text, typed=typed)
         finally:
             client.model, client.max_tokens, client.thinking = before
+            compactor.window = window
+
+    async def _prepared(self, prompt: CommandPrompt) -> str | None:
+        """The command's `@path` files read and !`cmd` lines run (command_prepare.py); None
+        when esc stopped them. Its narrowing is already on; should this fail, it ends here,
+        not with a turn never run."""
+        from ..abort import AbortController
+        from ..tools.skill import end_skills
+        from .command_prepare import CommandSession, prepared_prompt
+
+        abort = self._preparing = AbortController()
+        session = CommandSession(
+            self.cwd, self.services, lambda: self.loop.context, self.directory_trusted, abort.signal
+        )
+        try:
+            return await prepared_prompt(prompt, session)
+        except BaseException:
+            self.store.set(end_skills)
+            raise
+        finally:
+            self._preparing = None
 
     async def compact(self, instructions: str = "") -> bool:
         """`/compact [instructions]`: the conversation replaced by a summary, between turns."""
@@ -275,7 +318,14 @@ class LiveSession:
         permissions = self.store.get().permission_context
         self.loop.use_tools(await servers.extend(self.built_ins, permissions))
 
+    @property
+    def running(self) -> bool:
+        """A turn runs, or a command's !`cmd` lines run before it (esc stops either)."""
+        return self._preparing is not None or self.loop.running
+
     def interrupt(self) -> None:
+        if self._preparing is not None:  # a command's !`cmd` lines, before its turn
+            self._preparing.abort("interrupt")
         self.loop.interrupt()
 
     def clear_conversation(self) -> None:
@@ -511,6 +561,7 @@ async def open_session(
         sandbox=sandbox,
         built_ins=built_ins,
         trusted=trusted,
+        directory_trusted=directory_trusted,
     )
 
 
@@ -557,11 +608,14 @@ def _model_for(prepared: PreparedSession) -> ModelClient:
         # Asked for as the default model is (adaptive thinking, its output budget), so the
         # demo streams thinking and the request is the one a real session sends.
         limits = limits_for(DEFAULT_MODEL)
+        said = thinking_env()
+        turned_off = prepared.settings.thinking is False or said.off
         return ModelClient(
             demo.client(max_retries=0),
             model=DEMO_MODEL,
             max_tokens=limits.max_tokens,
-            thinking="off" if prepared.settings.thinking is False else limits.thinking,
+            thinking="off" if turned_off else limits.thinking,
+            thinking_budget=said.budget,
         )
     return ModelClient.from_env(
         prepared.options.model,

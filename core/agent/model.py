@@ -42,9 +42,19 @@ DEFAULT_MAX_TOKENS = 32_000
 """The output budget of a model this build knows nothing about: one every current model
 accepts, so an unknown id is never refused for asking too much."""
 
-Thinking = Literal["adaptive", "off"]
+THINKING_ENV = "MAX_THINKING_TOKENS"
+"""The seeds' system's variable: `0` turns thinking off; a number caps a budget model's
+thinking (`budget_tokens`); adaptive models decide for themselves and ignore a number."""
+DEFAULT_THINKING_BUDGET = 31_999
+"""The budget the seeds' system gives a model that takes one, when nothing says otherwise."""
+MIN_THINKING_BUDGET = 1_024
+"""The API refuses a smaller `budget_tokens`: below it a model is not asked to think."""
+
+Thinking = Literal["adaptive", "budget", "off"]
 """What the request asks of the model's thinking: `adaptive` sends `{"type": "adaptive"}`
-(the model decides when and how much to think), `off` sends no `thinking` at all."""
+(the model decides when and how much to think), `budget` sends `{"type": "enabled",
+"budget_tokens": N}` (the older models' only way to think: `thinking_budget`), `off` sends
+no `thinking` at all. In `ModelLimits` it is what the model takes."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,16 +83,18 @@ _LIMITS: dict[str, ModelLimits] = {
     "claude-haiku-5": ModelLimits(64_000, "adaptive"),
     "claude-opus-4-7": ModelLimits(64_000, "adaptive"),
     "claude-opus-4-8": ModelLimits(64_000, "adaptive"),
-    # Older models take no adaptive thinking (they want a budget): none is asked for.
-    "claude-opus-4-5": ModelLimits(64_000, "off"),
-    "claude-sonnet-4-5": ModelLimits(64_000, "off"),
-    "claude-haiku-4-5": ModelLimits(64_000, "off"),
-    "claude-opus-4-1": ModelLimits(32_000, "off"),
-    "claude-opus-4-0": ModelLimits(32_000, "off"),
-    "claude-opus-4-2": ModelLimits(32_000, "off"),  # claude-opus-4-20250514
-    "claude-sonnet-4-0": ModelLimits(64_000, "off"),
-    "claude-sonnet-4-2": ModelLimits(64_000, "off"),  # claude-sonnet-4-20250514
-    "claude-3-7-sonnet": ModelLimits(64_000, "off"),
+    # Older models take no adaptive thinking: they think within a budget (extended
+    # thinking, `{"type": "enabled", "budget_tokens": N}`), from Claude 3.7 Sonnet on.
+    "claude-opus-4-5": ModelLimits(64_000, "budget"),
+    "claude-sonnet-4-5": ModelLimits(64_000, "budget"),
+    "claude-haiku-4-5": ModelLimits(64_000, "budget"),
+    "claude-opus-4-1": ModelLimits(32_000, "budget"),
+    "claude-opus-4-0": ModelLimits(32_000, "budget"),
+    "claude-opus-4-2": ModelLimits(32_000, "budget"),  # claude-opus-4-20250514
+    "claude-sonnet-4-0": ModelLimits(64_000, "budget"),
+    "claude-sonnet-4-2": ModelLimits(64_000, "budget"),  # claude-sonnet-4-20250514
+    "claude-3-7-sonnet": ModelLimits(64_000, "budget"),
+    # Before 3.7 no model thinks: a `thinking` field would be refused.
     "claude-3-5-haiku": ModelLimits(8_192, "off"),
     "claude-3-haiku": ModelLimits(4_096, "off"),
 }
@@ -95,6 +107,42 @@ def limits_for(model: str) -> ModelLimits:
     answer less well, never one it refuses."""
     known = [prefix for prefix in _LIMITS if model.startswith(prefix)]
     return _LIMITS[max(known, key=len)] if known else _UNKNOWN
+
+
+def thinking_budget(max_tokens: int, wanted: int | None = None) -> int | None:
+    """The `budget_tokens` of a request with this output budget: `wanted` (MAX_THINKING_TOKENS)
+    or the default, raised to the API's minimum, but never more than three quarters of
+    `max_tokens`, so the answer and its tool calls keep a quarter (the API wants the budget
+    below max_tokens, and thinking counts against it). None when even the minimum does not
+    fit: no thinking."""
+    ceiling = max_tokens * 3 // 4
+    if ceiling < MIN_THINKING_BUDGET:
+        return None
+    return min(max(wanted or DEFAULT_THINKING_BUDGET, MIN_THINKING_BUDGET), ceiling)
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingEnv:
+    """What MAX_THINKING_TOKENS says: thinking off, a budget, or nothing; and, for a value
+    that is not a number of tokens, what is wrong with it (the value is then not used)."""
+
+    off: bool = False
+    budget: int | None = None
+    problem: str | None = None
+
+
+def thinking_env(env: Mapping[str, str] | None = None) -> ThinkingEnv:
+    """MAX_THINKING_TOKENS read the seeds' system's way: `0` off, a positive number a budget."""
+    text = (os.environ if env is None else env).get(THINKING_ENV, "").strip()
+    if not text:
+        return ThinkingEnv()
+    if not text.isdigit():  # digits only: no sign, no fraction, no "32k"
+        return ThinkingEnv(
+            problem=f"{THINKING_ENV} must be a whole number of tokens (0 turns thinking "
+            f"off), not {text!r}; it is not used"
+        )
+    tokens = int(text)
+    return ThinkingEnv(off=tokens == 0, budget=tokens or None)
 
 
 # Errors carried in the body of a 200 stream (an SSE `error` event) that a retry may cure.
@@ -166,13 +214,16 @@ class ModelClient:
         model: str,
         max_tokens: int | None = None,
         thinking: Thinking | None = None,
+        thinking_budget: int | None = None,
     ) -> None:
-        """`max_tokens` and `thinking` default to what `limits_for(model)` says."""
+        """`max_tokens` and `thinking` default to what `limits_for(model)` says;
+        `thinking_budget` (MAX_THINKING_TOKENS) caps a budget model's thinking."""
         limits = limits_for(model)
         self.client = client
         self.model = model
         self.max_tokens = max_tokens if max_tokens is not None else limits.max_tokens
         self.thinking: Thinking = thinking if thinking is not None else limits.thinking
+        self.thinking_budget = thinking_budget
         self._max_tokens_given = max_tokens
 
     def use_model(self, model: str) -> None:
@@ -186,6 +237,16 @@ class ModelClient:
         self.model = model
         self.max_tokens = min(given, limits.max_tokens) if given else limits.max_tokens
         self.thinking = "off" if turned_off else limits.thinking
+
+    def thinking_field(self) -> dict[str, Any] | None:
+        """The request's `thinking`, or None for a request that asks for none."""
+        if self.thinking == "adaptive":
+            return {"type": "adaptive"}
+        if self.thinking == "budget":
+            budget = thinking_budget(self.max_tokens, self.thinking_budget)
+            if budget is not None:
+                return {"type": "enabled", "budget_tokens": budget}
+        return None
 
     @classmethod
     def from_env(
@@ -204,7 +265,8 @@ class ModelClient:
         (`settings_model`), else the default: the order the seeds' system uses. The key
         wins over a token when both are set, as in the SDK (which takes only one of them).
         `max_tokens` and `thinking` default to the model's (`limits_for`); `thinking="off"`
-        is the settings' `alwaysThinkingEnabled: false`.
+        is the settings' `alwaysThinkingEnabled: false`, and MAX_THINKING_TOKENS (`0`: off,
+        else a budget model's budget) is read from `env` (`thinking_env`).
         `http_client` is for tests: the API answered in process."""
         environ = os.environ if env is None else env
         key = environ.get(API_KEY_ENV, "").strip()
@@ -223,7 +285,14 @@ class ModelClient:
             max_retries=0,
         )
         chosen = model or environ.get(MODEL_ENV, "").strip() or settings_model or DEFAULT_MODEL
-        return cls(client, model=chosen, max_tokens=max_tokens, thinking=thinking)
+        said = thinking_env(environ)
+        return cls(
+            client,
+            model=chosen,
+            max_tokens=max_tokens,
+            thinking="off" if said.off else thinking,
+            thinking_budget=said.budget,
+        )
 
     def stream(
         self,
@@ -234,8 +303,9 @@ class ModelClient:
     ) -> AbstractAsyncContextManager[AsyncMessageStream]:
         """One streamed request; use as `async with client.stream(...) as stream:`."""
         extra: dict[str, Any] = {"tools": list(tools)} if tools else {}
-        if self.thinking == "adaptive":
-            extra["thinking"] = {"type": "adaptive"}
+        thinking = self.thinking_field()
+        if thinking is not None:
+            extra["thinking"] = thinking
         return self.client.messages.stream(
             model=self.model,
             max_tokens=self.max_tokens,

@@ -28,8 +28,9 @@ Why it is shaped this way:
 from __future__ import annotations
 
 import json
+import json.encoder
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
@@ -159,10 +160,40 @@ class Transcript:
         return self._fd
 
 
+def _strict_encoder() -> Callable[[Any], str]:
+    """`json.dumps(value, ensure_ascii=False, allow_nan=False)`, minus its per-call cost.
+
+    dumps builds a JSONEncoder and a C encoder for every call; built once, the C encoder
+    is a third cheaper per record, and a session writes a record per event. Where the C
+    accelerator is missing (another Python), the pure-Python encoder does the same job.
+    """
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+
+    def refuse(value: Any) -> Any:
+        raise TypeError(f"{type(value).__name__} is not JSON")
+
+    # markers: the circular-reference check json.dumps makes (a ValueError, not a crash)
+    encode = make({}, refuse, json.encoder.encode_basestring, None, ": ", ", ", False, False, False)
+
+    def encoded(value: Any) -> str:
+        return "".join(encode(value, 0))
+
+    return encoded
+
+
+_encode_strictly = _strict_encoder()
+
+
 def _encode(record: Mapping[str, Any]) -> bytes:
+    global _encode_strictly
     try:
-        text = json.dumps(record, ensure_ascii=False, allow_nan=False)
+        text = _encode_strictly(record)
     except (TypeError, ValueError):
+        # A failed pass can leave its containers in the circular-reference markers, where a
+        # later object at the same address would be refused: start from a fresh encoder.
+        _encode_strictly = _strict_encoder()
         # Not plain JSON (an object, NaN): convert it rather than lose the record.
         text = json.dumps(jsonable(record), ensure_ascii=False, allow_nan=False)
     # A lone surrogate (from undecodable bytes) cannot be UTF-8; as an escape inside the JSON

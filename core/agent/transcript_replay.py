@@ -50,6 +50,7 @@ from ..events import (
 )
 from .events import (
     AssistantMessage,
+    CommandNotice,
     Compacted,
     ContextMeasured,
     HookNotice,
@@ -375,6 +376,8 @@ def _engine_event(record: Mapping[str, Any], at: float) -> EngineEvent | None:
                 found_by=_text(record.get("found_by")),
                 cwd=_text(record.get("cwd")),
             )
+        case "command_notice":
+            return CommandNotice(at=at, text=_text(record.get("text")))
         case "subagent":
             return _sub_agent(record, at)
         case "compacted":  # the mark where the conversation was compacted, drawn again

@@ -42,13 +42,21 @@ def skill_refusal(call: Call, allowed_by_rules: AllowedBy) -> Deny | None:
 
 def _describe(scope: SkillScope) -> str:
     where = f" in {scope.path}" if scope.path else ""
-    return f"the allowed-tools of the skill {scope.skill!r}{where}"
+    return f"the allowed-tools of the {_named(scope)}{where}"
+
+
+def _named(scope: SkillScope) -> str:
+    """`the skill 'review'` or `the command /review`: a slash command narrows a turn too."""
+    if scope.kind == "command":
+        return f"command {scope.skill}"
+    return f"skill {scope.skill!r}"
 
 
 def _message(tool: str, scope: SkillScope) -> str:
     listed = ", ".join(str(rule) for rule in scope.rules) or "no tools"
+    kind = scope.kind
     return (
-        f"{tool} was not run: the skill {scope.skill!r} is active, and its allowed-tools "
-        f"({listed}) do not cover this call. Finish the skill's task with those tools, or end "
-        "your turn: the skill's limits end with the turn."
+        f"{tool} was not run: the {_named(scope)} is active, and its allowed-tools "
+        f"({listed}) do not cover this call. Finish the {kind}'s task with those tools, or end "
+        f"your turn: the {kind}'s limits end with the turn."
     )

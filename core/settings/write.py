@@ -1,4 +1,5 @@
-"""Writing settings back: a remembered allow rule, and any JSON file replaced atomically.
+"""Writing settings back: a remembered allow rule, a rule `/permissions` adds to or takes
+from a file, and any JSON file replaced atomically.
 
 A settings file is the user's own: an update keeps every other key, value and the key order,
 and a file proctor cannot make sense of (not JSON, not an object, `permissions.allow` not a
@@ -16,7 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..access.context import PermissionRule
+from ..access.context import PermissionRule, RuleBehavior
 from ..access.rules import RuleSyntaxError, parse_rule
 from .paths import settings_paths
 from .problems import kind_of
@@ -34,28 +35,64 @@ def remember_allow_rule(cwd: Path, rule: str) -> Path:
     `permissions`/`allow` have the wrong type, is never overwritten: `SettingsWriteError`.
     """
     path = settings_paths(cwd)["local"]
+    add_rule(path, "allow", rule)
+    return path
+
+
+def add_rule(path: Path, behavior: RuleBehavior, rule: str) -> bool:
+    """Add `rule` to `permissions.<behavior>` of the settings file at `path` (made when
+    missing), as `remember_allow_rule` does; False when it was there already (unchanged)."""
     try:
-        wanted = parse_rule(rule, "allow")
+        wanted = parse_rule(rule, behavior)
     except RuleSyntaxError as error:
-        raise SettingsWriteError(f"cannot remember {rule!r} in {path}: {error}") from None
+        raise SettingsWriteError(f"cannot add {rule!r} to {path}: {error}") from None
     data = _read_for_update(path)
+    listed = _rule_list(data, path, behavior)
+    if any(_same_rule(existing, wanted) for existing in listed):
+        return False
+    listed.append(str(wanted))
+    _write_atomically(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    return True
+
+
+def remove_rule(path: Path, behavior: RuleBehavior, rule: str) -> bool:
+    """Take every entry meaning `rule` out of `permissions.<behavior>` of the file at `path`,
+    keeping the rest; False when it holds none (the file is then not touched)."""
+    try:
+        wanted = parse_rule(rule, behavior)
+    except RuleSyntaxError as error:
+        raise SettingsWriteError(f"cannot remove {rule!r} from {path}: {error}") from None
+    if not path.exists():
+        return False
+    data = _read_for_update(path)
+    permissions = data.get("permissions")
+    if not isinstance(permissions, dict) or behavior not in permissions:
+        return False
+    listed = _rule_list(data, path, behavior)
+    kept = [existing for existing in listed if not _same_rule(existing, wanted)]
+    if len(kept) == len(listed):
+        return False
+    listed[:] = kept
+    _write_atomically(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    return True
+
+
+def _rule_list(data: dict[str, Any], path: Path, behavior: RuleBehavior) -> list[Any]:
+    """`data["permissions"][behavior]`, made when missing; a wrong type is never replaced."""
     permissions = data.setdefault("permissions", {})
     if not isinstance(permissions, dict):
         raise SettingsWriteError(f'{path}: "permissions" is not an object; not changed')
-    allowed = permissions.setdefault("allow", [])
-    if not isinstance(allowed, list):
-        raise SettingsWriteError(f'{path}: "permissions.allow" is not a list; not changed')
-    if not any(_same_rule(existing, wanted) for existing in allowed):
-        allowed.append(str(wanted))
-        _write_atomically(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-    return path
+    listed = permissions.setdefault(behavior, [])
+    if not isinstance(listed, list):
+        raise SettingsWriteError(f'{path}: "permissions.{behavior}" is not a list; not changed')
+    return listed
 
 
 def _same_rule(existing: Any, wanted: PermissionRule) -> bool:
     if not isinstance(existing, str):
         return False
     try:
-        parsed = parse_rule(existing, "allow")
+        parsed = parse_rule(existing, wanted.behavior)
     except RuleSyntaxError:
         return False
     return (parsed.tool_name, parsed.content) == (wanted.tool_name, wanted.content)

@@ -13,7 +13,7 @@ from core.registry import all_base_tools, known_tool_names
 from core.settings.problems import SettingsProblem
 from core.settings.read import load_settings
 from core.settings.values import HookCommand, HookEntry
-from core.settings.write import SettingsWriteError, remember_allow_rule
+from core.settings.write import SettingsWriteError, add_rule, remember_allow_rule, remove_rule
 
 
 @pytest.fixture
@@ -552,3 +552,44 @@ def test_a_broken_claude_user_file_makes_every_call_ask(
     assert asks == set(known_tool_names())
     assert settings.bypass_disabled_in == str(tmp_path / "dot-claude" / "settings.json")
     assert any("every tool call asks" in problem.message for problem in settings.problems)
+
+
+# --- add_rule / remove_rule (/permissions ... --local|--project|--user) ------------------------
+
+
+def test_add_and_remove_a_rule_of_one_kind_keep_the_rest_of_the_file(project: Path) -> None:
+    original = {"model": "x", "permissions": {"deny": ["Bash(rm:*)"], "allow": ["Bash(rm:*)"]}}
+    write(local_file(project), original)
+    assert add_rule(local_file(project), "ask", "WebFetch(domain:example.com)")
+    assert not add_rule(local_file(project), "ask", " WebFetch(domain:example.com) ")
+    data = json.loads(local_file(project).read_text())
+    assert list(data["permissions"]) == ["deny", "allow", "ask"] and data["model"] == "x"
+    # The kind counts: removing the deny leaves the allow of the same text alone.
+    assert remove_rule(local_file(project), "deny", "Bash(rm:*)")
+    assert not remove_rule(local_file(project), "deny", "Bash(rm:*)")
+    data = json.loads(local_file(project).read_text())
+    assert data["permissions"] == {
+        "deny": [],
+        "allow": ["Bash(rm:*)"],
+        "ask": ["WebFetch(domain:example.com)"],
+    }
+    assert rule_strings(load_settings(project), "allow") == [("Bash(rm:*)", "local")]
+    assert rule_strings(load_settings(project), "deny") == []
+
+
+def test_remove_from_a_missing_file_changes_nothing(project: Path) -> None:
+    assert not remove_rule(local_file(project), "allow", "Read")
+    assert not local_file(project).exists()
+
+
+def test_add_and_remove_refuse_a_broken_file_and_leave_it_as_it_was(project: Path) -> None:
+    text = '{"permissions": {"deny": ["Read",]}}'
+    write(local_file(project), text)
+    with pytest.raises(SettingsWriteError, match="not valid JSON"):
+        add_rule(local_file(project), "deny", "Write")
+    with pytest.raises(SettingsWriteError, match="not valid JSON"):
+        remove_rule(local_file(project), "deny", "Read")
+    assert local_file(project).read_text() == text
+    write(local_file(project), perms(deny="Read"))
+    with pytest.raises(SettingsWriteError, match=r"permissions\.deny"):
+        remove_rule(local_file(project), "deny", "Read")

@@ -47,11 +47,14 @@ async def test_the_typed_line_shows_and_the_expansion_folds_under_it(project: Pa
         assert "Review app.py closely." not in shown(block)
         assert app.book.turns[0].prompt == "/review app.py"
         await pilot.click(block)
+        await pilot.pause()
         assert "Review app.py closely.\nCheck its tests too." in shown(block)
         await pilot.click(block)
+        await pilot.pause()
         assert "Review app.py closely." not in shown(block)
         block.focus()
         await pilot.press("enter")
+        await pilot.pause()
         assert "Then say what you found." in shown(block)
         # A plain prompt is only its text, and takes no focus.
         app.prompt_input.focus()
@@ -68,6 +71,7 @@ async def test_the_typed_line_shows_and_the_expansion_folds_under_it(project: Pa
         assert shown(first).splitlines()[0] == "/review app.py"
         assert "Review app.py closely." not in shown(first)
         await pilot.click(first)
+        await pilot.pause()
         assert "Review app.py closely." in shown(first)
         assert shown(second) == "hello"
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from app_helpers import SIZE, make_app, text, turn_over, until
 
+from core.agent.compaction import context_window
 from tui.widgets.command_hints import CommandHints
 from tui.widgets.conversation import Notice
 
@@ -113,13 +114,17 @@ async def test_a_commands_model_is_used_for_its_turn_and_then_put_back(project: 
     app = make_app(project, [[text("Hello.")]], prompt=None)
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.live is not None)
-        before = app.live.model.model
+        before, window = app.live.model.model, app.live.loop.compactor.window
         await pilot.press(*"/quick", "enter")
         await until(pilot, lambda: turn_over(app) and len(app.book.turns) == 1)
         assert "/quick uses claude-x for this prompt" in notices(app)
         records = list(app.live.transcript.records())
         assert {r["model"] for r in records if r.get("kind") == "usage"} == {"claude-x"}
+        # The context gauge measured the turn against claude-x's window, not the demo's.
+        windows = {r["window"] for r in records if r.get("kind") == "context"}
+        assert windows == {context_window("claude-x")} and window != context_window("claude-x")
         assert app.live.model.model == before
+        assert app.live.loop.compactor.window == window
 
 
 async def test_permissions_adds_and_removes_session_rules_only(project: Path):
@@ -197,6 +202,7 @@ async def test_allowed_tools_narrow_the_commands_turn_and_grant_nothing(project:
         assert not (project / "made-by-command").exists()  # outside the list: refused
         results = json.dumps(app.live.loop.messages)
         assert "allowed-tools" in results and "do not cover this call" in results
+        assert "the command /look is active" in results and "skill" not in results
         assert app.live.store.get().permission_context.skill_scopes == ()  # ended with it
         # Inside the list is no permission either: the next call still asks the person.
         await pilot.press(*"/look", "enter")

@@ -173,3 +173,30 @@ async def test_the_snapshot_shows_one_folded_and_one_open_thought() -> None:
 
 def test_snapshot_thinking_folded_and_open(snap_compare: Any) -> None:
     assert snap_compare(ThinkingHost(), terminal_size=(80, 16), run_before=settle)
+
+
+async def test_a_redacted_block_reads_as_such_opens_to_nothing_and_goes_back(
+    project: Path,
+) -> None:
+    turns = [
+        [
+            {"type": "redacted_thinking"},
+            text("Reading a.txt."),
+            {"type": "tool_use", "name": "Read", "input": {"file_path": "{workspace}/a.txt"}},
+        ],
+        [text("It says alpha.")],
+    ]
+    app = make_app(project, turns)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: turn_over(app), "the turn to end")
+        (view,) = app.conversation.thinking_views()
+        assert shown(view) == "∴ Thinking (redacted)" and view.redacted
+        await pilot.press(THINKING_KEY)  # nothing to open: the line stays as it is
+        await pilot.pause()
+        assert shown(view) == "∴ Thinking (redacted)" and view.size.height == 1
+        # The block went back with the tool result exactly as it came (the demo model
+        # checks its data, as the API does): the second request was played.
+        assert app.live is not None
+        sent = app.live.loop.messages[1]["content"][0]
+        assert sent["type"] == "redacted_thinking" and sent["data"]
+        assert app.live.loop.messages[-1]["content"] == [text("It says alpha.")]

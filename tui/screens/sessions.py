@@ -1,8 +1,9 @@
-"""This project's sessions, most recently active first (the palette's "Sessions").
+"""This project's sessions, most recently active first (the palette's "Sessions", `/resume`).
 
-Switching sessions inside a running app would mean tearing down a live turn, its shells
-and sub-agents; carrying one on is a fresh start instead, so the list says how:
-`proctor --resume ID`. Enter copies that command to the clipboard.
+Opened from the palette, enter copies the command that carries the highlighted session on
+(`proctor --resume ID`) to the clipboard. Opened by `/resume` (`pick`), enter carries it on
+in this window instead: the screen is dismissed with its id and the app switches to it
+(tui/resume.py), or says why it cannot.
 
 The session this app is running has no `end` record yet, which on disk looks like a session
 that did not end cleanly; the app says which one it is running, so the list marks it as
@@ -43,17 +44,24 @@ def describe_session(summary: SessionSummary, *, running: bool) -> str:
     return f"{when}  {summary.id}  {plural(summary.turns, 'turn'):>9}  {title}{state}"
 
 
-class SessionsScreen(ModalScreen[None]):
+class SessionsScreen(ModalScreen[str | None]):
     CSS_PATH = "sessions.tcss"
     BINDINGS = [Binding("escape,q", "dismiss_screen", "Close")]
 
     def __init__(
-        self, project: Path, *, running: str | None = None, resume: str = "proctor --resume"
+        self,
+        project: Path,
+        *,
+        running: str | None = None,
+        resume: str = "proctor --resume",
+        pick: bool = False,
     ) -> None:
         """`running`: the id of the session this app has open, if any; `resume`: the command
-        that carries one on, less its id (a demo's needs `--demo`)."""
+        that carries one on, less its id (a demo's needs `--demo`); `pick`: enter carries the
+        session on here (the screen's result is its id) rather than copying that command."""
         super().__init__()
         self.project = project
+        self.pick = pick
         self.running = running
         self.resume = resume
         self.summaries: list[SessionSummary] = []
@@ -62,10 +70,12 @@ class SessionsScreen(ModalScreen[None]):
         with Vertical() as box:
             box.border_title = f"Sessions of {self.project}"
             yield OptionList(id="sessions")
-            yield Label(
-                f"enter copies `{self.resume} ID` to carry a session on · esc closes",
-                classes="hint",
+            hint = (
+                "enter carries the session on in this window · esc closes"
+                if self.pick
+                else f"enter copies `{self.resume} ID` to carry a session on · esc closes"
             )
+            yield Label(hint, classes="hint")
 
     def on_mount(self) -> None:
         self.load()
@@ -89,7 +99,11 @@ class SessionsScreen(ModalScreen[None]):
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         if event.option_index < len(self.summaries):
-            command = f"{self.resume} {self.summaries[event.option_index].id}"
+            picked = self.summaries[event.option_index].id
+            if self.pick:
+                self.dismiss(picked)
+                return
+            command = f"{self.resume} {picked}"
             self.app.copy_to_clipboard(command)
             self.notify(f"Copied: {command}")
 

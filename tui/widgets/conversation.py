@@ -36,7 +36,9 @@ the next call starts a new run.
 
 The model's thinking streams into a `ThinkingView` (thinking.py): one folded line per block,
 opened by the thinking key for every block (later ones follow) or by a click for one. It
-ends the text block above it, as a call does, and a retry withdraws it with the text.
+ends the text block above it, as a call does, and a retry withdraws it with the text. A
+sub-agent's thinking is its Task line's activity while it streams ("∴ thinking… 12 words")
+and, in the opened Task call, one folded `ThinkingView` per thought that the key opens too.
 
 An MCP server that fails to start or crashes is said once as a notice (the servers screen
 has the whole story); the same failure again (a restart that fails as the start did) is not
@@ -59,6 +61,7 @@ from core.access.mcp_names import display_name
 from core.access.modes import MODE_LABELS
 from core.agent.events import (
     AssistantMessage,
+    CommandNotice,
     Compacted,
     CompactionFailed,
     HookNotice,
@@ -261,6 +264,8 @@ class Conversation(VerticalScroll):
         self.thinking_expanded = expanded
         for block in self._thinking_blocks:
             block.set_expanded(expanded)
+        for detail in self._details.values():  # an opened Task call's sub-agent thoughts
+            detail.set_thinking_expanded(expanded)
 
     def _thinking(self, text: str, *, redacted: bool) -> None:
         if self._thinking_block is None or self._pending_text or redacted:
@@ -296,7 +301,9 @@ class Conversation(VerticalScroll):
 
     def _open(self, tool_use_id: str) -> None:
         run = self._run_of[tool_use_id]
-        detail = self._details[tool_use_id] = ToolLineDetail(run.record(tool_use_id))
+        detail = self._details[tool_use_id] = ToolLineDetail(
+            run.record(tool_use_id), thinking_expanded=self.thinking_expanded
+        )
         detail.show(self._agents.get(tool_use_id))
         rest = run.split_after(tool_use_id)
         widgets: list[Widget] = [detail]
@@ -363,6 +370,10 @@ class Conversation(VerticalScroll):
         inner = event.event
         if isinstance(inner, TextDelta):
             agent.add_text(inner.text)
+        elif isinstance(inner, ThinkingDelta):
+            agent.add_thinking(inner.text, redacted=inner.redacted)
+        elif isinstance(inner, Retrying):
+            agent.retried()
         elif isinstance(inner, AssistantMessage):
             agent.add_message(inner.content)
         elif isinstance(inner, TurnEnded):
@@ -391,6 +402,8 @@ class Conversation(VerticalScroll):
                 self._add(Notice("interrupted", "warning"))
             case HookNotice():
                 self._add(Notice(f"hook: {event.text}", "info"))
+            case CommandNotice():  # a command's @path or !`cmd` left out
+                self._add(Notice(event.text, "warning"))
             case Compacted():
                 self._flush_text()
                 self._close_text()

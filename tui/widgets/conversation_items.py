@@ -5,10 +5,12 @@ by `tool_run.py`. This module holds what both need and no layout:
 
 - the formatting rules (what a state says, which input field heads the call, where a long
   result is cut) as plain functions, so they read in one place and need no screen to check;
-- `SubAgentText`, what a Task call's sub-agent has said, kept as data the run draws from;
+- `SubAgentText`, what a Task call's sub-agent has said and thought, kept as data the run
+  draws from;
 - `ToolLineDetail`, the one widget a call gets, built only when someone opens the call:
-  full input, the sub-agent's answer, the result the model got. Results wrap and can be
-  selected, which is why the opened view is widgets and the closed line is not.
+  full input, the sub-agent's thinking (folded, as the main agent's is), its answer, the
+  result the model got. Results wrap and can be selected, which is why the opened view is
+  widgets and the closed line is not.
 
 Colours come from CSS: the call's state is a class on the detail (`-failed`...) that the
 result's border keys on with the `$tool-*` theme variables, so a theme decides every colour.
@@ -17,7 +19,7 @@ result's border keys on with the `$tool-*` theme variables, so a theme decides e
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from textual.app import ComposeResult
@@ -26,6 +28,8 @@ from textual.widgets import Static
 
 from core.events import failure_words
 from tui.calls import SANDBOX_WORDS, CallRecord, CallState, denied_words, format_duration
+
+from .thinking import ThinkingView
 
 RESULT_MAX_LINES = 40
 RESULT_MAX_CHARS = 8_000
@@ -119,23 +123,55 @@ def cut_result(text: str, persisted: str | None) -> tuple[str, str]:
 
 
 @dataclass(slots=True)
+class SubAgentThought:
+    """One thinking block of a sub-agent: growing while it streams."""
+
+    text: str = ""
+    redacted: bool = False
+    streaming: bool = True
+
+
+@dataclass(slots=True)
 class SubAgentText:
-    """What a Task call's sub-agent has said: its latest line while it works, its answer."""
+    """What a Task call's sub-agent has said: its latest line while it works, its thinking,
+    its answer."""
 
     label: str = ""
     activity: str = ""
     final_text: str = ""
     working: bool = True
+    thoughts: list[SubAgentThought] = field(default_factory=list)
     _tail: str = ""
+    _attempt_from: int = 0
+    """The first thought of the response streaming now (a retry withdraws from here)."""
 
     def add_text(self, text: str) -> None:
+        self._end_thought()
         # Only the last line is shown, so only a short tail of the stream is kept.
         self._tail = (self._tail + text)[-400:]
         lines = [line for line in self._tail.splitlines() if line.strip()]
         if lines:
             self.activity = lines[-1].strip()
 
+    def add_thinking(self, text: str, *, redacted: bool = False) -> None:
+        """A piece of a thought as it streams; a redacted block arrives whole."""
+        last = self.thoughts[-1] if self.thoughts else None
+        if last is None or not last.streaming or redacted:
+            self._end_thought()
+            last = SubAgentThought(redacted=redacted, streaming=not redacted)
+            self.thoughts.append(last)
+        last.text += text
+        self.activity = _thinking_activity(last)
+
     def add_message(self, content: tuple[Mapping[str, Any], ...]) -> None:
+        if len(self.thoughts) == self._attempt_from:  # nothing streamed: a replayed message
+            self.thoughts += [
+                SubAgentThought(str(block.get("thinking", "")), kind != "thinking", False)
+                for block in content
+                if (kind := block.get("type")) in ("thinking", "redacted_thinking")
+            ]
+        self._end_thought()
+        self._attempt_from = len(self.thoughts)
         text = "\n\n".join(
             str(block.get("text", ""))
             for block in content
@@ -145,8 +181,27 @@ class SubAgentText:
             self.final_text = text
         self._tail = ""
 
+    def retried(self) -> None:
+        """The response's stream broke: its thoughts go, the retry thinks again."""
+        del self.thoughts[self._attempt_from :]
+        self._tail = ""
+
+    def _end_thought(self) -> None:
+        if self.thoughts:
+            self.thoughts[-1].streaming = False
+
     def add_call(self, tool_name: str, summary: str) -> None:
+        self._end_thought()
         self.activity = one_line(f"{tool_name} {summary}")
+
+
+def _thinking_activity(thought: SubAgentThought) -> str:
+    """The Task line's activity row while its sub-agent thinks: folded, as the main agent's
+    thinking is; the opened call shows the thought."""
+    if thought.redacted:
+        return "∴ thinking (redacted)"
+    words = len(thought.text.split())
+    return f"∴ thinking… {words} word{'s' if words != 1 else ''}"
 
 
 # -- tool calls -------------------------------------------------------------------------------
@@ -163,6 +218,8 @@ class ToolLineDetail(Vertical):
     ToolLineDetail > Static { width: 1fr; }
     ToolLineDetail > .input-headline { text-style: bold; color: $text; }
     ToolLineDetail > .input-body { color: $text-muted; }
+    ToolLineDetail > .agent-thinking { height: auto; }
+    ToolLineDetail > .agent-thinking > ThinkingView { margin: 0; }
     ToolLineDetail > .agent-text {
         color: $text;
         border-left: outer $tool-running;
@@ -179,9 +236,13 @@ class ToolLineDetail(Vertical):
     ToolLineDetail.-cancelled > .result { border-left: outer $tool-cancelled; }
     """
 
-    def __init__(self, record: CallRecord) -> None:
+    def __init__(self, record: CallRecord, *, thinking_expanded: bool = False) -> None:
+        """`thinking_expanded`: the sub-agent's thoughts open, as the pane's are."""
         super().__init__(classes=f"-{record.state}")
         self.record = record
+        self.thinking_expanded = thinking_expanded
+        self.agent_thinking = Vertical(classes="agent-thinking")
+        self._agent: SubAgentText | None = None
         self._state: CallState = record.state
         headline, body = describe_input(record.input, record.headline_field)
         self.headline = Static(headline, markup=False, classes="input-headline")
@@ -196,6 +257,7 @@ class ToolLineDetail(Vertical):
     def compose(self) -> ComposeResult:
         yield self.headline
         yield self.body
+        yield self.agent_thinking
         yield self.agent_text
         yield self.result
         yield self.result_note
@@ -204,8 +266,46 @@ class ToolLineDetail(Vertical):
     def tool_use_id(self) -> str:
         return self.record.tool_use_id
 
+    def thinking_views(self) -> list[ThinkingView]:
+        """The sub-agent's thoughts as drawn, in order."""
+        return list(self.agent_thinking.query_children(ThinkingView))
+
+    def set_thinking_expanded(self, expanded: bool) -> None:
+        """Open or fold the sub-agent's thoughts (the thinking key)."""
+        self.thinking_expanded = expanded
+        for view in self.thinking_views():
+            view.set_expanded(expanded)
+
+    def on_mount(self) -> None:
+        self._show_thoughts()
+
+    def _show_thoughts(self) -> None:
+        """One folded `ThinkingView` per thought, the newest growing as it streams; views
+        are added once the detail is on screen (a container takes no children before)."""
+        thoughts = self._agent.thoughts if self._agent is not None else []
+        if not self.agent_thinking.is_attached:
+            return
+        views = self.thinking_views()
+        for view in views[len(thoughts) :]:  # a retry withdrew them
+            view.remove()
+        new: list[ThinkingView] = []
+        for index, thought in enumerate(thoughts):
+            if index < len(views):
+                view = views[index]
+            else:
+                view = ThinkingView(expanded=self.thinking_expanded, redacted=thought.redacted)
+                new.append(view)
+            view.text = thought.text
+            if not thought.streaming:
+                view.streaming = False
+            view.refresh_text()
+        if new:
+            self.agent_thinking.mount_all(new)
+
     def show(self, agent: SubAgentText | None) -> None:
         """Redraw from the record (and the sub-agent's words) after they changed."""
+        self._agent = agent
+        self._show_thoughts()
         record = self.record
         if record.state != self._state:
             self.remove_class(f"-{self._state}")

@@ -4,7 +4,8 @@ Thinking can run to pages, and a supervisor mostly wants the calls and the answe
 thinking block is a single line ("∴ Thinking…" while it streams, "∴ Thought · 84 words"
 after) until the person opens it, with the thinking key (ctrl+r, every block at once, and
 blocks that arrive later follow) or a click (that block alone). Opened, it shows the whole
-text, dim, under its line. A redacted block has no text to open: its line says so.
+text, dim, under its line. A redacted block (the API sends it encrypted, and it goes back
+as it came) has no text to open: its line is "∴ Thinking (redacted)".
 
 A plain `Static`, not markdown: thinking is read to follow the model's reasoning, and is
 redrawn once per frame as it streams, which a Static does cheaply. Its text is kept here so
@@ -65,7 +66,7 @@ class ThinkingView(Static):
 
     def headline(self) -> str:
         if self.redacted:
-            return "∴ Thinking (redacted by the API: nothing to show)"
+            return "∴ Thinking (redacted)"  # encrypted by the API: nothing to open
         count = self.words
         size = f"{count} word{'s' if count != 1 else ''}"
         hint = "" if self.expanded else f" · {THINKING_KEY} to open"

@@ -292,3 +292,79 @@ def test_a_fifo_or_a_link_out_of_the_project_is_a_problem_not_a_command(tmp_path
         ("hang.md", "is not a regular file"),
         ("key.md", "is a link to a file outside the project"),
     ]
+
+
+# --- a body's parts: @path includes and !`cmd` runs (command_parts.py) ------------------------
+
+
+def test_parts_are_found_in_the_template_and_arguments_never_add_one():
+    from core.agent.command_parts import Include, Run, Text, command_parts
+
+    parts = command_parts("Check !`git log $1` and @$2, then @notes.md.", "main src/a.py")
+    assert parts == (
+        Text("Check "),
+        Run("git log main"),
+        Text(" and "),
+        Include("src/a.py"),
+        Text(", then "),
+        Include("notes.md"),
+        Text("."),
+    )
+    # What the arguments bring stays text: no run, no include, a run's words are quoted.
+    parts = command_parts("!`echo $ARGUMENTS` $1", "'!`rm -rf ~`' @x; touch y")
+    assert parts == (Run("echo ''\"'\"'!`rm -rf ~`'\"'\"' @x; touch y'"), Text(" !`rm -rf ~`"))
+
+
+def test_an_at_sign_inside_a_word_is_not_an_include():
+    from core.agent.command_parts import Text, command_parts
+
+    assert command_parts("Mail me@example.com or @ alone", "") == (
+        Text("Mail me@example.com or @ alone"),
+    )
+
+
+def test_the_prompt_shows_parts_as_written_and_remembers_them(tmp_path: Path):
+    from core.agent.command_parts import Include, Run
+
+    commands = tmp_path / ".claude" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "st.md").write_text("Status: !`git status`\nRead @README.md\n")
+    resolved = resolve("/st", CommandRegistry(load_custom_commands(tmp_path)[0]))
+    assert isinstance(resolved, SendPrompt)
+    assert str(resolved.prompt) == "Status: !`git status`\nRead @README.md"
+    assert Run("git status") in resolved.prompt.parts
+    assert Include("README.md") in resolved.prompt.parts
+    assert resolved.prompt.command is resolved.command
+
+
+EVIL = [
+    "x; touch pwned",
+    '"; touch pwned; "',
+    "'; touch pwned; '",
+    "$(touch pwned)",
+    "`touch pwned`",
+    'a\\"; touch pwned; echo \\"',
+    "line\ntouch pwned",
+    "' \"$(touch pwned)\" '",
+]
+
+
+@pytest.mark.parametrize("template", ["printf %s $1", 'printf %s "$1"', "printf %s '$1'"])
+@pytest.mark.parametrize("evil", EVIL)
+def test_an_argument_filled_into_a_run_is_data_for_the_real_shell(
+    tmp_path: Path, template: str, evil: str
+):
+    """Whatever the quoting around the placeholder, bash prints the argument back exactly
+    and runs nothing of it."""
+    import shlex
+    import subprocess
+
+    from core.agent.command_parts import Run, command_parts
+
+    (run,) = command_parts(f"!`{template}`", shlex.quote(evil))
+    assert isinstance(run, Run)
+    done = subprocess.run(
+        ["bash", "-c", run.command], cwd=tmp_path, capture_output=True, text=True, check=False
+    )
+    assert not (tmp_path / "pwned").exists()
+    assert done.stdout == evil, run.command

@@ -141,6 +141,38 @@ async def test_a_skill_runs_headless_as_its_slash_name_once_the_project_is_trust
     assert sent["text"].startswith('<skill name="tour">') and "Show alice around." in sent["text"]
 
 
+async def test_a_projects_line_runs_only_in_a_trusted_directory(project: Path, capsys):
+    (project / ".claude" / "commands" / "mark.md").write_text(
+        "---\nallowed-tools: Bash(touch:*)\n---\nMarked: !`touch marked`"
+    )
+    status, records, _ = await run(project, "/mark", capsys)
+    assert status == 0 and not (project / "marked").exists()
+    notices = [r for r in records if r.get("kind") == "command_notice"]
+    assert "/mark: !`touch marked` was not run: the project is not trusted" in notices[0]["text"]
+    sent = json.dumps(next(r for r in records if r["type"] == "user"))
+    assert "was not run" in sent
+
+    out = io.StringIO()
+    scenario = str(project / ".scenario.json")
+    options = HeadlessOptions(
+        prompt="/mark", cwd=project, demo=True, scenario=scenario, demo_speed=0.0, trust=True
+    )
+    assert await run_headless(options, out) == 0
+    assert (project / "marked").exists()  # trusted: the command's allowed-tools grant it
+
+
+async def test_a_line_nobody_can_approve_is_not_run(project: Path, capsys):
+    (project / ".claude" / "commands" / "mark.md").write_text("Marked: !`touch marked`")
+    out = io.StringIO()
+    scenario = str(project / ".scenario.json")
+    options = HeadlessOptions(
+        prompt="/mark", cwd=project, demo=True, scenario=scenario, demo_speed=0.0, trust=True
+    )
+    assert await run_headless(options, out) == 0
+    assert not (project / "marked").exists()  # no grant, no rule, nobody to ask: refused
+    assert "/mark: !`touch marked` was not run" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("switch", ["env", "setting"])
 async def test_without_claude_settings_the_users_claude_commands_and_skills_stay_out(
     project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys, switch: str

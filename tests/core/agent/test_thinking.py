@@ -36,9 +36,10 @@ def test_defaults_follow_the_seeds_system_and_each_model_gets_a_budget_it_accept
     assert DEFAULT_MODEL == "claude-opus-5-5"
     assert limits_for("claude-opus-5-5").max_tokens == 128_000
     assert limits_for("claude-opus-5-5").thinking == "adaptive"
-    # Older models take less output and no adaptive thinking; dated ids find their family.
+    # Older models take less output and think within a budget (test_thinking_models.py);
+    # dated ids find their family.
     assert limits_for("claude-sonnet-4-5-20250929").max_tokens == 64_000
-    assert limits_for("claude-sonnet-4-5").thinking == "off"
+    assert limits_for("claude-sonnet-4-5").thinking == "budget"
     assert limits_for("claude-opus-4-1-20250805").max_tokens == 32_000
     assert limits_for("claude-3-5-haiku-latest").max_tokens == 8_192
     # An id nobody knows is never asked for more than every model accepts.
@@ -49,7 +50,7 @@ def test_defaults_follow_the_seeds_system_and_each_model_gets_a_budget_it_accept
     assert (client.model, client.max_tokens, client.thinking) == (
         "claude-sonnet-4-5",
         64_000,
-        "off",
+        "budget",
     )
     client = ModelClient.from_env(env={"ANTHROPIC_API_KEY": "k"})
     assert (client.model, client.max_tokens, client.thinking) == (

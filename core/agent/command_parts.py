@@ -1,0 +1,165 @@
+"""A custom command's body read into parts: text, `@path` includes and !`cmd` runs.
+
+The parts are found in the template *before* `$ARGUMENTS` and `$1`… are filled in, and what
+an argument brings is never read for them again, so an argument cannot make a command run
+(`/review "!`curl evil`"` stays text) or a file be included. Inside a !`…` run each
+placeholder is filled as data for the quoting it stands in (`_fill_command`), so `!`git log
+$1`` with `$1` = `x; rm -rf ~` runs `git log 'x; rm -rf ~'`: one word for git, nothing for
+the shell to run, and `"$1"` or `'$1'` in the template cannot be closed by the argument. Filling a
+`@$1` include is plain text: the file it names is still checked like any include
+(command_prepare.py), and a file's or a command's output is never read for parts either.
+
+Light on purpose (no engine import): the app resolves a typed line with it on the message
+loop; running and reading happen when the turn starts (command_prepare.py).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Text:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Include:
+    """`@path`: the file's text goes with the prompt if the person's Read rules allow it."""
+
+    path: str
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """!`command`: run through the permission chain as a Bash call, its output in its place."""
+
+    command: str
+
+
+Part = Text | Include | Run
+
+PLACEHOLDER = re.compile(r"\$(ARGUMENTS|[1-9][0-9]*)")
+_SPECIAL = re.compile(r"!`(?P<command>[^`\n]+)`|(?<!\S)@(?P<path>[^\s`'\"<>|;&()]+)")
+_TRAILING_PUNCTUATION = ".,;:!?]}"
+"""`see @notes.md.`: the full stop ends the sentence, not the file name."""
+
+
+def command_parts(body: str, arguments: str) -> tuple[Part, ...]:
+    """The template's parts with the arguments filled in; arguments given to a template
+    that uses no placeholder are added at the end, as the seeds' system does."""
+    words = _words(arguments)
+    used = False
+
+    def fill(text: str) -> str:
+        def one(match: re.Match[str]) -> str:
+            nonlocal used
+            used = True
+            key = match.group(1)
+            if key == "ARGUMENTS":
+                value = arguments
+            else:
+                index = int(key) - 1
+                value = words[index] if index < len(words) else ""
+            return value
+
+        return PLACEHOLDER.sub(one, text)
+
+    parts: list[Part] = []
+    at = 0
+    for match in _SPECIAL.finditer(body):
+        parts.append(Text(fill(body[at : match.start()])))
+        if (command := match.group("command")) is not None:
+            parts.append(Run(_fill_command(command, fill)))
+        else:
+            written = match.group("path")
+            path = written.rstrip(_TRAILING_PUNCTUATION)
+            if path:
+                parts.append(Include(fill(path)))
+            parts.append(Text(written[len(path) :] if path else "@" + written))
+        at = match.end()
+    parts.append(Text(fill(body[at:])))
+    kept = _stripped(parts)
+    if arguments and not used:
+        kept = (*kept, Text(f"\n\nARGUMENTS: {arguments}"))
+    return kept
+
+
+def _fill_command(command: str, fill: Callable[[str], str]) -> str:
+    """`command` with each placeholder filled so that the shell reads its value as data
+    where it stands: shell-quoted outside quotes, escaped inside "…", and inside '…' with
+    each `'` closed, escaped and reopened. Quoting it the same way everywhere would not do:
+    `echo "$1"` given `"; touch x; "` would become `echo "'"; touch x; "'"`."""
+    out: list[str] = []
+    quote: str | None = None
+    at = 0
+    while at < len(command):
+        char = command[at]
+        if char == "\\" and quote != "'" and at + 1 < len(command):
+            out.append(command[at : at + 2])
+            at += 2
+            continue
+        if (placeholder := PLACEHOLDER.match(command, at)) is not None:
+            value = fill(placeholder.group(0))
+            out.append(_escaped(value, quote))
+            at = placeholder.end()
+            continue
+        if quote is None and char in "'\"":
+            quote = char
+        elif char == quote:
+            quote = None
+        out.append(char)
+        at += 1
+    return "".join(out)
+
+
+def _escaped(value: str, quote: str | None) -> str:
+    if quote == "'":
+        return value.replace("'", "'\\''")
+    if quote == '"':
+        return re.sub(r'([\\"$`])', r"\\\1", value)
+    return shlex.quote(value)
+
+
+def plain_text(parts: tuple[Part, ...]) -> str:
+    """The parts as the person reads them: includes as `@path`, runs as !`command`."""
+    return "".join(_written(part) for part in parts)
+
+
+def needs_preparing(parts: tuple[Part, ...]) -> bool:
+    return any(not isinstance(part, Text) for part in parts)
+
+
+def _written(part: Part) -> str:
+    match part:
+        case Text():
+            return part.text
+        case Include():
+            return f"@{part.path}"
+        case Run():
+            return f"!`{part.command}`"
+
+
+def _stripped(parts: list[Part]) -> tuple[Part, ...]:
+    """Blank space trimmed at both ends of the whole, as the plain expansion always was."""
+    kept: list[Part] = []
+    for part in parts:  # neighbouring texts joined: `@a.md,` leaves "," beside the next text
+        if isinstance(part, Text) and kept and isinstance(kept[-1], Text):
+            kept[-1] = Text(kept[-1].text + part.text)
+        elif not (isinstance(part, Text) and not part.text):
+            kept.append(part)
+    if kept and isinstance(kept[0], Text):
+        kept[0] = Text(kept[0].text.lstrip())
+    if kept and isinstance(kept[-1], Text):
+        kept[-1] = Text(kept[-1].text.rstrip())
+    return tuple(p for p in kept if not (isinstance(p, Text) and not p.text))
+
+
+def _words(arguments: str) -> list[str]:
+    try:
+        return shlex.split(arguments)
+    except ValueError:  # an unclosed quote: plain words rather than nothing
+        return arguments.split()
