@@ -222,7 +222,9 @@ class ProctorApp(KeyActions):
         from core.agent.command_files import load_custom_commands
         from core.agent.commands import CommandRegistry
 
-        custom, problems = await asyncio.to_thread(load_custom_commands, prepared.cwd)
+        custom, problems = await asyncio.to_thread(
+            load_custom_commands, prepared.cwd, claude_user=prepared.settings.read_claude
+        )
         # Not complete yet: the skills a person may run join once the session has them.
         self.prompt_input.commands = CommandRegistry(custom, complete=False)
         for problem in problems:
@@ -292,7 +294,8 @@ class ProctorApp(KeyActions):
             return
         self.queued_prompts.append(prompt)
         if self.live is None or self._turn_running:
-            self.conversation.add_notice(f"queued, sent after this turn: {prompt[:80]}", "info")
+            typed = getattr(prompt, "typed", prompt)  # a command's line, not its expansion
+            self.conversation.add_notice(f"queued, sent after this turn: {typed[:80]}", "info")
             self._show_activity()
             return
         self._send_next()
@@ -310,7 +313,9 @@ class ProctorApp(KeyActions):
     async def run_turn(self, prompt: str) -> None:
         live = self.live
         assert live is not None
-        self.bridge(TurnStarted(prompt=prompt))
+        typed = getattr(prompt, "typed", prompt)  # a slash command's line (CommandPrompt)
+        expansion = str(prompt) if typed != prompt else ""
+        self.bridge(TurnStarted(prompt=typed, expansion=expansion))
         self._turn_started = time.monotonic()
         self._set_busy(True)
         stop_reason = "error"
@@ -429,7 +434,7 @@ class ProctorApp(KeyActions):
                 segment = []
                 self.book.begin_turn(event.prompt, event.at)
                 with contextlib.suppress(NoMatches):  # (no conversation while closing)
-                    self.conversation.add_prompt(event.prompt)
+                    self.conversation.add_prompt(event.prompt, event.expansion)
                 continue
             try:
                 self.book.apply(event)

@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 from core.access.decision import DecidedBy
 from core.access.mcp_names import display_name
-from core.agent.events import Compacted
+from core.agent.events import Compacted, InstructionsJoined
 from core.events import (
     EngineEvent,
     McpServerChanged,
@@ -39,6 +39,7 @@ from core.events import (
     PermissionAnswered,
     PermissionAsked,
     ResultPersisted,
+    SubAgentEvent,
     ToolCancelled,
     ToolCompleted,
     ToolEvent,
@@ -262,6 +263,12 @@ class CallBook:
                 self.current_turn.compacted += 1
             if isinstance(event, McpServerChanged):
                 self.servers.apply(event)
+            if isinstance(event, SubAgentEvent) and isinstance(event.event, InstructionsJoined):
+                # The sub-agent's instructions changed: a note under its Task call.
+                task = self.calls.get(event.agent_id)
+                if task is not None:
+                    task.notices.append(("info", event.event.describe()))
+                return task
             return None
         if isinstance(event, ToolQueued):
             return self._queued(event)

@@ -21,7 +21,9 @@ def past_batch(past: Past) -> list[EngineEvent]:
     from core.agent.transcript_replay import PastPrompt
 
     return [
-        TurnStarted(at=event.at, prompt=event.text) if isinstance(event, PastPrompt) else event
+        TurnStarted(at=event.at, prompt=event.text, expansion=event.expansion)
+        if isinstance(event, PastPrompt)
+        else event
         for event in past.events
     ]
 

@@ -17,3 +17,6 @@ from core.events import EngineEvent
 class TurnStarted(EngineEvent):
     kind: ClassVar[str] = "turn_started"
     prompt: str
+    """What the person typed (a slash command's line, not its expansion)."""
+    expansion: str = ""
+    """A slash command's text as the model gets it, folded under the typed line."""

@@ -53,20 +53,26 @@ class FrontMatterError(ValueError):
         self.line = line
 
 
-def command_dirs(cwd: Path) -> list[tuple[CommandScope, Path]]:
-    return [
-        ("proctor", user_config_dir() / "commands"),
-        ("user", claude_user_dir() / "commands"),
-        ("project", cwd / ".claude" / "commands"),
-    ]
+def command_dirs(cwd: Path, *, claude_user: bool = True) -> list[tuple[CommandScope, Path]]:
+    """`claude_user`: whether the user's Claude folder is read (`readClaudeSettings: false`
+    or `PROCTOR_NO_CLAUDE_SETTINGS` keep it out, as they keep out its CLAUDE.md)."""
+    dirs: list[tuple[CommandScope, Path]] = [("proctor", user_config_dir() / "commands")]
+    if claude_user:
+        dirs.append(("user", claude_user_dir() / "commands"))
+    return [*dirs, ("project", cwd / ".claude" / "commands")]
 
 
 def load_custom_commands(
-    cwd: Path, dirs: Iterable[tuple[CommandScope, Path]] | None = None
+    cwd: Path,
+    dirs: Iterable[tuple[CommandScope, Path]] | None = None,
+    *,
+    claude_user: bool = True,
 ) -> tuple[list[CustomCommand], list[CommandFileProblem]]:
     commands: list[CustomCommand] = []
     problems: list[CommandFileProblem] = []
-    for scope, folder in command_dirs(cwd) if dirs is None else dirs:
+    if dirs is None:
+        dirs = command_dirs(cwd, claude_user=claude_user)
+    for scope, folder in dirs:
         try:
             # A folder's own files first: a top-level build.md is `/build` before any
             # frontend/build.md (which stays `/frontend:build`).

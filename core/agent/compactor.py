@@ -8,7 +8,11 @@ decided in compaction.py; here is only the doing: PreCompact hooks, the summary 
 stays byte for byte what it was), the transcript's compaction record, the events.
 
 A compaction that fails (the model errs, or writes nothing) changes nothing: the
-conversation stays as it was and the person is told why.
+conversation stays as it was and the person is told why. A compaction that cannot bring the
+context under the threshold (nothing left to summarise, or still above it after) is not
+tried again before every request: the person is told once that the instructions and tools
+fill the window, the threshold rests until a compaction gets under it (or `/clear`), and a
+request then refused as too long takes the loop's too-long path, which says so.
 """
 
 from __future__ import annotations
@@ -80,6 +84,10 @@ class Compactor:
         self.compactions = 0
         self._measured_upto = 0
         """Messages the last measure covered; those after it are estimated or counted."""
+        self.futile = False
+        """Compaction could not get under the threshold: the threshold rests (said once)."""
+        self.prefix_percent = 0
+        """The share of the window the system prompt and tools alone take (once futile)."""
 
     @property
     def gauge(self) -> Gauge:
@@ -89,7 +97,7 @@ class Compactor:
         """Whether the next request would pass the threshold. The last response's usage
         does not cover what came after it (tool results, a prompt): they are estimated,
         and counted by the API's token counting when the estimate reaches the threshold."""
-        if self.threshold is None:
+        if self.threshold is None or self.futile:
             return False
         unmeasured = loop.messages[self._measured_upto :]
         estimate = self.tokens + estimated_tokens(unmeasured)
@@ -100,17 +108,60 @@ class Compactor:
             if counted is not None:
                 self.tokens, self._measured_upto = counted, len(loop.messages)
                 self._announce(loop)
-                return self.gauge.fraction >= self.threshold
+                if self.gauge.fraction < self.threshold:
+                    return False
+        if len(loop.messages) <= 1:  # the prompt alone, or a summary: nothing to summarise
+            await self._cannot_help(loop)
+            return False
         return True
+
+    async def _cannot_help(self, loop: AgentLoop) -> None:
+        """Compaction cannot bring the context under the threshold: say so once, in words,
+        and let the threshold rest so the loop does not compact before every request."""
+        if self.futile:  # said already (a too-long refusal compacted again): once is enough
+            return
+        self.futile = True
+        system, tools = _prefix(loop)
+        placeholder = [{"role": "user", "content": "."}]
+        counted = await self._count_of(loop, system, placeholder, tools)
+        if counted is None:
+            counted = estimated_tokens([{"system": system, "tools": tools}])
+        self.prefix_percent = Gauge(counted, self.window).percent
+        threshold = round((self.threshold or 0) * 100)
+        if self.prefix_percent >= threshold:
+            why = (
+                f"The instructions and tools alone fill {self.prefix_percent}% of the window, "
+                f"above the {threshold}% compaction threshold"
+            )
+        else:
+            why = (
+                f"Even compacted, the conversation fills {self.gauge.percent}% of the window, "
+                f"above the {threshold}% compaction threshold"
+            )
+        loop.services.emit(
+            CompactionFailed(
+                message=f"{why}: compaction cannot help, so it will not run again by itself. "
+                "If the model refuses a request as too long, you will be told."
+            )
+        )
 
     async def _count(self, loop: AgentLoop) -> int | None:
         """The API's count of the next request's input; None if it could not say."""
+        system, tools = _prefix(loop)
+        return await self._count_of(loop, system, loop.messages, tools)
+
+    async def _count_of(
+        self,
+        loop: AgentLoop,
+        system: list[dict[str, Any]],
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+    ) -> int | None:
         count = getattr(loop.model, "count_tokens", None)
         if count is None:
             return None
-        system, tools = _prefix(loop)
         try:
-            return int(await count(system=system, messages=loop.messages, tools=tools))
+            return int(await count(system=system, messages=messages, tools=tools))
         except Exception:  # counting is a refinement: the estimate stands
             return None
 
@@ -126,6 +177,7 @@ class Compactor:
         response measures the prompt and tools again)."""
         self.tokens = 0
         self._measured_upto = 0
+        self.futile = False
         self._announce(loop)
 
     def measure(self, loop: AgentLoop, usage: Mapping[str, Any]) -> None:
@@ -193,6 +245,7 @@ class Compactor:
             system, tools = _prefix(loop)
             counted = estimated_tokens([*messages, {"system": system, "tools": tools}])
         self.tokens, self._measured_upto = counted, len(messages)
+        still_above = self.threshold is not None and self.gauge.fraction >= self.threshold
         if loop.transcript is not None:
             loop.transcript.append(
                 compaction_record(
@@ -214,6 +267,10 @@ class Compactor:
             )
         )
         self._announce(loop)
+        if still_above:
+            await self._cannot_help(loop)
+        else:
+            self.futile = False
         return True
 
     async def _pre_compact_hooks(

@@ -176,7 +176,8 @@ class Compacted(EngineEvent):
 
 @dataclass(slots=True, kw_only=True)
 class CompactionFailed(EngineEvent):
-    """Compaction did not happen; the conversation is unchanged. `message` says why."""
+    """Compaction did not happen (the conversation is unchanged), or it cannot help (the
+    instructions and tools fill the window; the threshold rests). `message` says which."""
 
     kind: ClassVar[str] = "compaction_failed"
     message: str

@@ -196,6 +196,9 @@ class _Printer:
             self._say(f"proctor: {event.message}")
         elif isinstance(event, InstructionsJoined):
             self._say(f"proctor: {event.describe()}")
+        elif isinstance(event, SubAgentEvent) and isinstance(event.event, InstructionsJoined):
+            # The sub-agent's instructions changed: said under its Task call's line.
+            self.nested.setdefault(event.agent_id, []).append(f"    {event.event.describe()}")
         elif isinstance(event, McpServerChanged) and event.state in ("failed", "crashed"):
             what = "failed to start" if event.state == "failed" else "crashed"
             detail = event.detail.replace("\n", "\n  ")
@@ -313,6 +316,7 @@ async def run_headless(options: HeadlessOptions, out: TextIO = sys.stdout) -> in
         out,
         options.output_format,
         project_skills=options.trust or prepared.previously_trusted,  # as open_session reads it
+        claude_user=prepared.settings.read_claude,
     )
     if isinstance(expanded, int):  # nothing reached the model: no session to keep
         if not prepared.resumed:
@@ -393,11 +397,13 @@ def headless_command(
     output_format: OutputFormat = "text",
     *,
     project_skills: bool = False,
+    claude_user: bool = True,
 ) -> str | int:
     """`-p "/name args"`: a custom command's (or a person-run skill's) prompt, or the exit
     status of a built-in that ran here (`/help`) or could not (the others need the screen,
     or are not in this build). Anything else is the prompt as given. `project_skills`:
-    whether the project is trusted, so its skills are commands too."""
+    whether the project is trusted, so its skills are commands too; `claude_user`: whether
+    the user's Claude folder's commands and skills are read (`readClaudeSettings`)."""
     if not prompt.lstrip().startswith("/"):
         return prompt
     from .command_files import load_custom_commands
@@ -413,10 +419,11 @@ def headless_command(
     )
     from .skills import session_skills, skill_commands
 
-    custom, problems = load_custom_commands(cwd)
+    custom, problems = load_custom_commands(cwd, claude_user=claude_user)
     for problem in problems:
         print(f"proctor: slash command: {problem}", file=sys.stderr)
-    skills, clashes = skill_commands(session_skills(cwd, project=project_skills), custom)
+    catalog = session_skills(cwd, project=project_skills, claude_user=claude_user)
+    skills, clashes = skill_commands(catalog, custom)
     for clash in clashes:
         print(f"proctor: {clash}", file=sys.stderr)
     registry = CommandRegistry([*custom, *skills])

@@ -242,8 +242,9 @@ class LiveSession:
         """One turn. A slash command's prompt (`CommandPrompt`) may ask for another model
         for this turn only, and narrow it to its allowed-tools (the loop ends such scopes
         when the turn ends)."""
+        typed = getattr(prompt, "typed", None)  # a command's line (`CommandPrompt`)
         if not read_meta(self.session).title:
-            set_title(self.session, prompt)
+            set_title(self.session, typed or prompt)
         await self.offer_mcp_tools()
         if type(prompt) is str:  # a plain prompt: the commands' module loads only for theirs
             return await self.loop.send(prompt)
@@ -253,6 +254,8 @@ class LiveSession:
 
         if not isinstance(prompt, CommandPrompt):
             return await self.loop.send(prompt)
+        # The transcript keeps the line typed beside its expansion (for a resumed session).
+        typed = prompt.typed if prompt.typed != str(prompt) else None
         narrowing = prompt.narrowing
         if narrowing is not None:
             self.store.set(lambda state: narrowed(state, narrowing))
@@ -266,14 +269,14 @@ class LiveSession:
                 return ended
             text = prepared
         if not prompt.model:
-            return await self.loop.send(text)
+            return await self.loop.send(text, typed=typed)
         client, compactor = self.model, self.loop.compactor
         before = (client.model, client.max_tokens, client.thinking)
         window = compactor.window
         client.use_model(prompt.model)
         compactor.window = context_window(prompt.model)  # the gauge and compaction follow it
         try:
-            return await self.loop.send(text)
+            return await self.loop.send(text, typed=typed)
         finally:
             client.model, client.max_tokens, client.thinking = before
             compactor.window = window
@@ -458,7 +461,9 @@ async def open_session(
         if project_trusted is not None
         else prepared.previously_trusted or is_trusted(prepared.cwd)
     )
-    skills = session_skills(prepared.cwd, project=directory_trusted)
+    skills = session_skills(
+        prepared.cwd, project=directory_trusted, claude_user=settings.read_claude
+    )
     session_services.provide(SKILLS, skills)
     transcript = session.transcript()
     transcript.append(

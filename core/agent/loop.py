@@ -201,8 +201,10 @@ class AgentLoop:
         finally:
             self._abort = None
 
-    async def send(self, prompt: str) -> TurnEnded:
-        """Run the agent on `prompt` until it stops; returns (and emits) why it stopped."""
+    async def send(self, prompt: str, *, typed: str | None = None) -> TurnEnded:
+        """Run the agent on `prompt` until it stops; returns (and emits) why it stopped.
+        `typed`: the line the person typed when `prompt` is a slash command's expansion,
+        kept beside it in the transcript so a resumed session shows what was typed."""
         if self._abort is not None:
             raise RuntimeError("a turn is already running; interrupt it or wait")
         abort = self._abort = AbortController()
@@ -219,7 +221,7 @@ class AgentLoop:
                 )
             else:
                 context = [{"type": "text", "text": c} for c in submitted.additional_context]
-                self._append_user([{"type": "text", "text": prompt}, *context])
+                self._append_user([{"type": "text", "text": prompt}, *context], typed=typed)
             stop_hook_active = False
             while stop != "blocked_by_hook" and requests < self.max_turns:
                 requests += 1
@@ -542,9 +544,9 @@ class AgentLoop:
                 )
             )
 
-    def _append_user(self, content: list[dict[str, Any]]) -> None:
+    def _append_user(self, content: list[dict[str, Any]], *, typed: str | None = None) -> None:
         if self.transcript is not None:
-            self.transcript.append(message_record("user", content))
+            self.transcript.append(message_record("user", content, typed=typed))
         self._sink(UserMessage(content=tuple(content)))
         last = self.messages[-1] if self.messages else None
         if last is not None and last["role"] == "user":

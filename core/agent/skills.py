@@ -35,20 +35,22 @@ _SCOPES: dict[SkillSource, CommandScope] = {
 """A skill's source named as a command's scope is: proctor's folder, the user's, the project's."""
 
 
-def skill_directories(cwd: Path) -> list[tuple[Path, SkillSource]]:
-    return [
-        (user_config_dir() / "skills", "user"),
-        (claude_user_dir() / "skills", "claude-user"),
-        (cwd / ".claude" / "skills", "project"),
-    ]
+def skill_directories(cwd: Path, *, claude_user: bool = True) -> list[tuple[Path, SkillSource]]:
+    """`claude_user`: whether the user's Claude folder is read (`readClaudeSettings: false`
+    or `PROCTOR_NO_CLAUDE_SETTINGS` keep it out, as they keep out its CLAUDE.md)."""
+    dirs: list[tuple[Path, SkillSource]] = [(user_config_dir() / "skills", "user")]
+    if claude_user:
+        dirs.append((claude_user_dir() / "skills", "claude-user"))
+    return [*dirs, (cwd / ".claude" / "skills", "project")]
 
 
-def session_skills(cwd: Path, *, project: bool = True) -> SkillCatalog:
+def session_skills(cwd: Path, *, project: bool = True, claude_user: bool = True) -> SkillCatalog:
     """The skills a session in `cwd` offers, and the problems of the files that were not.
     `project`: whether the person trusted the directory, so its own skills are offered (their
     names and descriptions are in the model's prompt: a cloned repository's words steering
-    the model, which waits for trust as its CLAUDE.md does)."""
-    return discover(d for d in skill_directories(cwd) if project or d[1] != "project")
+    the model, which waits for trust as its CLAUDE.md does). `claude_user`: as above."""
+    found = skill_directories(cwd, claude_user=claude_user)
+    return discover(d for d in found if project or d[1] != "project")
 
 
 def project_skill_files(cwd: Path) -> list[Path]:

@@ -56,8 +56,10 @@ def message_record(
     model: str | None = None,
     stop_reason: str | None = None,
     usage: Mapping[str, Any] | None = None,
+    typed: str | None = None,
 ) -> dict[str, Any]:
-    """A message of the conversation, as sent to or received from the API."""
+    """A message of the conversation, as sent to or received from the API; `typed`: the
+    slash command line a prompt was expanded from (`/deploy staging`)."""
     record: dict[str, Any] = {
         "type": "message",
         "at": time.time(),
@@ -68,6 +70,8 @@ def message_record(
         record["model"] = model
     if stop_reason is not None:
         record["stop_reason"] = stop_reason
+    if typed is not None:
+        record["typed"] = typed
     if usage is not None:
         record["usage"] = jsonable(usage)
     return record

@@ -76,6 +76,9 @@ class PastPrompt(EngineEvent):
 
     kind: ClassVar[str] = "past_prompt"
     text: str
+    """What the person typed (for a slash command, its line: `/deploy staging`)."""
+    expansion: str = ""
+    """A slash command's text as the model got it; empty for a plain prompt."""
 
 
 @dataclass(slots=True)
@@ -177,7 +180,12 @@ class _Replay:
                 self.cut_short(at)
                 self.turn_open = True
                 texts = [_text(b.get("text")) for b in blocks if b.get("type") == "text"]
-                self.events.append(PastPrompt(at=at, text=texts[0] if texts else ""))
+                sent = texts[0] if texts else ""
+                typed = record.get("typed")
+                if isinstance(typed, str) and typed:
+                    self.events.append(PastPrompt(at=at, text=typed, expansion=sent))
+                else:
+                    self.events.append(PastPrompt(at=at, text=sent))
                 self.expect_prompt = False
             return
         if record.get("role") != "assistant":
@@ -410,6 +418,13 @@ def _sub_agent(record: Mapping[str, Any], at: float) -> EngineEvent | None:
         case "turn_ended":
             event = TurnEnded(
                 at=at, stop_reason=_text(inner.get("stop_reason")), requests=0, usage={}
+            )
+        case "instructions_joined" if isinstance(inner.get("paths"), list):
+            event = InstructionsJoined(
+                at=at,
+                paths=tuple(_text(p) for p in inner["paths"]),
+                found_by=_text(inner.get("found_by")),
+                cwd=_text(inner.get("cwd")),
             )
         case _:
             return None

@@ -101,7 +101,8 @@ class Settings:
     read_claude: bool = True
     """Whether the seeds' system's files are read (`readClaudeSettings`, and
     `PROCTOR_NO_CLAUDE_SETTINGS` in the environment): false keeps out the `.claude` settings
-    files and the user's Claude folder's instructions (`~/.claude/CLAUDE.md`, `rules/`)."""
+    files and the user's Claude folder's instructions (`~/.claude/CLAUDE.md`, `rules/`),
+    commands and skills (`~/.claude/commands`, `skills/`)."""
     bypass_disabled_in: str | None = None
     """The file that set `permissions.disableBypassPermissionsMode: "disable"` (any file
     may: it only takes a mode away); None when none did."""

@@ -117,3 +117,49 @@ async def test_a_command_file_keeps_its_name_over_a_skill_and_the_person_is_told
         await pilot.press(*"/review", "enter")
         await until(pilot, lambda: turn_over(app) and len(app.book.turns) == 1)
         assert "Command body." in str(app.live.loop.messages[0]["content"])
+
+
+async def test_a_long_description_gives_way_to_the_skills_source_at_80_columns(tmp_path: Path):
+    from textual.geometry import Region
+
+    from tui.widgets.command_hints import CommandHints
+
+    project = tmp_path / "project"
+    long = "Ship the current branch to a named environment after checks, " * 3
+    write_skill(project, "deploy", f"description: {long.strip()}\n", "Deploy.")
+    app = make_app(project, [[text("Unused.")]], prompt=None)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.live is not None)
+        await pilot.press("/", "d", "e", "p")
+        await until(pilot, lambda: "/deploy" in hints(app), "the skill offered")
+        widget = app.main_screen.query_one(CommandHints)
+        width, height = widget.size
+        on_screen = [s.text for s in widget.render_lines(Region(0, 0, width, height))]
+        [row] = [line for line in on_screen if "/deploy" in line]
+        assert "…" in row and row.rstrip().endswith("(project skill)")
+        assert "Ship the current branch" in row
+
+
+@pytest.mark.parametrize("read_claude", [True, False])
+async def test_the_claude_settings_switch_keeps_the_users_claude_commands_and_skills_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, read_claude: bool
+):
+    # write_skill puts a skill in <folder>/.claude/skills: the Claude folder is that .claude.
+    home = tmp_path / "home-of-claude"
+    write_skill(home, "gather", "description: Gather notes.\n", "Gather.")
+    (home / ".claude" / "commands").mkdir()
+    (home / ".claude" / "commands" / "greet.md").write_text("---\ndescription: Say hi\n---\nHi.\n")
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / ".claude"))
+    (tmp_path / "project").mkdir()
+    if not read_claude:
+        monkeypatch.setenv("PROCTOR_NO_CLAUDE_SETTINGS", "1")
+    app = make_app(tmp_path / "project", [[text("Unused.")]], prompt=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.live is not None and app.prompt_input.commands.complete)
+        await pilot.press("/", "g")
+        await until(pilot, lambda: app.prompt_input.commands.find("gather") or not read_claude)
+        await pilot.press("backspace", "g")  # the hints as they are once the skills joined
+        await pilot.pause()
+        offered = hints(app)
+        assert ("/greet" in offered) is read_claude
+        assert ("/gather" in offered) is read_claude

@@ -85,6 +85,7 @@ from tui.calls import CallBook
 from tui.mcp_board import headline, notice_for
 
 from .conversation_items import SubAgentText, ToolLineDetail
+from .prompt_block import PromptBlock
 from .thinking import ThinkingView
 from .tool_line import ToolLine
 from .tool_run import ToolRun
@@ -116,24 +117,6 @@ __all__ = [
 NoticeLevel = Literal["info", "warning", "error"]
 
 # -- the pieces that are not tool calls ----------------------------------------------------
-
-
-class PromptBlock(Static):
-    """What the user sent."""
-
-    DEFAULT_CSS = """
-    PromptBlock {
-        margin: 1 0 0 0;
-        padding: 0 1;
-        background: $boost;
-        border-left: thick $primary;
-        color: $text;
-    }
-    """
-
-    def __init__(self, text: str) -> None:
-        super().__init__(text, markup=False)
-        self.text = text
 
 
 class Notice(Static):
@@ -207,9 +190,10 @@ class Conversation(VerticalScroll):
 
     # -- what the app calls ----------------------------------------------------------------
 
-    def add_prompt(self, text: str) -> None:
-        """The user's prompt, when it is sent to the agent."""
-        self._add(PromptBlock(text))
+    def add_prompt(self, text: str, expansion: str = "") -> None:
+        """The user's prompt, when it is sent to the agent (a slash command: the line typed,
+        and the text the model got, folded)."""
+        self._add(PromptBlock(text, expansion))
         self._streamed_since_message = False
         self._attempt_text.clear()
         self._mount_new()
@@ -394,7 +378,7 @@ class Conversation(VerticalScroll):
             agent.add_message(inner.content)
         elif isinstance(inner, TurnEnded):
             agent.working = False
-        else:
+        elif not isinstance(inner, InstructionsJoined):  # that one is the Task's note (calls.py)
             return
         changed.add(event.agent_id)
 

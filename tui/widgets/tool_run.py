@@ -164,7 +164,10 @@ class ToolRun(Widget, can_focus=True):
             if position is None or position >= self._laid_out:
                 continue
             touched.append(position)
-            if self._count_rows(self._calls[position]) != self._row_counts[position]:
+            first = self._first_rows[position]
+            laid = self._rows[first : first + self._row_counts[position]]
+            # The rows' kinds, not only their number: a note can come as the activity goes.
+            if self._rows_of(position) != laid:
                 first_changed = min(first_changed, position)
         if first_changed < len(self._calls):
             self._lay_out(first_changed)
@@ -206,8 +209,11 @@ class ToolRun(Widget, can_focus=True):
             self.add(record)
         self.sync()
 
-    def _count_rows(self, record: CallRecord) -> int:
-        return 1 + len(record.notices) + (1 if self._activity(record) else 0)
+    def _rows_of(self, position: int) -> list[Row]:
+        """The rows a call takes now: its header, its notes, its sub-agent's line."""
+        record = self._calls[position]
+        rows = [Row(position, n) for n in range(len(record.notices) + 1)]
+        return [*rows, Row(position, ACTIVITY)] if self._activity(record) else rows
 
     def _activity(self, record: CallRecord) -> str:
         agent = self._agents.get(record.tool_use_id)
@@ -221,12 +227,8 @@ class ToolRun(Widget, can_focus=True):
         start = self._first_rows[first - 1] + self._row_counts[first - 1] if first else 0
         del self._rows[start:]
         for position in range(first, len(self._calls)):
-            record = self._calls[position]
             self._first_rows.append(len(self._rows))
-            self._rows.append(Row(position, 0))
-            self._rows.extend(Row(position, n) for n in range(1, len(record.notices) + 1))
-            if self._activity(record):
-                self._rows.append(Row(position, ACTIVITY))
+            self._rows.extend(self._rows_of(position))
             self._row_counts.append(len(self._rows) - self._first_rows[-1])
         self._laid_out = len(self._calls)
 

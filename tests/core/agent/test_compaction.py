@@ -186,6 +186,65 @@ async def test_below_the_threshold_or_with_it_off_nothing_is_compacted(tmp_path:
         assert "cat -n" in json.dumps(r.requests[-1]["messages"])
 
 
+async def test_compaction_that_cannot_get_under_the_threshold_runs_once_and_says_why(
+    tmp_path: Path,
+) -> None:
+    # At 10,000 tokens and 50% the tools and system prompt alone sit above the threshold:
+    # compacting cannot help, so it is not tried before every request; it is said once in
+    # plain words, and the session carries on.
+    r = rig(
+        tmp_path,
+        [text("Listing."), bash("ls")],
+        [text("Again."), bash("ls textstats")],
+        [text("Done.")],
+        [text("Second turn done.")],
+        compactor=Compactor(10_000, 0.5),
+    )
+    assert (await r.loop.send("look around")).stop_reason == "end_turn"
+    assert (await r.loop.send("and again")).stop_reason == "end_turn"
+    assert len(summary_requests(r)) <= 1 and len(r.of(Compacted)) <= 1
+    [told] = [f for f in r.of(CompactionFailed) if "compaction cannot help" in f.message]
+    assert "instructions and tools alone fill" in told.message
+    assert f"{r.loop.compactor.prefix_percent}% of the window" in told.message
+    assert r.loop.compactor.prefix_percent >= 50
+    assert r.loop.messages[-1]["content"][0]["text"] == "Second turn done."
+    assert r.of(TurnError) == []
+
+
+async def test_a_lone_prompt_over_the_threshold_is_not_summarised(tmp_path: Path) -> None:
+    # A resumed context past the threshold and a fresh prompt: there is nothing to summarise
+    # but the prompt itself, so the person is told and the request goes out as it is.
+    r = rig(tmp_path, [text("Hello back.")], compactor=Compactor(10_000, 0.5))
+    r.loop.compactor.resume(r.loop, 9_000)
+    assert (await r.loop.send("hello")).stop_reason == "end_turn"
+    assert summary_requests(r) == [] and r.of(Compacted) == []
+    assert any("compaction cannot help" in f.message for f in r.of(CompactionFailed))
+    assert r.requests[-1]["messages"][0]["content"] == [text("hello")]
+
+
+async def test_once_compaction_cannot_help_a_too_long_refusal_is_still_said_not_looped(
+    tmp_path: Path,
+) -> None:
+    # The threshold rests (the tools fill half the window); the listing then takes the
+    # conversation past what the API accepts: the refusal compacts once and retries once.
+    r = rig(
+        tmp_path,
+        [text("Listing."), bash("ls")],
+        [text("More."), bash(BIG)],
+        [text("Done.")],
+        compactor=Compactor(10_000, 0.5),
+        refuse_above=10_000,
+    )
+    ended = await r.loop.send("look around")
+    told = [f for f in r.of(CompactionFailed) if "compaction cannot help" in f.message]
+    assert len(told) == 1
+    # One compaction by the threshold (which then rests), one for the refusal, then done.
+    outcomes = [s.outcome for s in r.demo.served]
+    assert outcomes == ["played", "summary", "played", "summary", "played"]
+    assert ended.stop_reason == "end_turn" and r.of(TurnError) == []
+    assert len(r.of(Compacted)) == 2
+
+
 # -- what stays --------------------------------------------------------------------------------
 
 

@@ -171,3 +171,52 @@ async def test_a_line_nobody_can_approve_is_not_run(project: Path, capsys):
     assert await run_headless(options, out) == 0
     assert not (project / "marked").exists()  # no grant, no rule, nobody to ask: refused
     assert "/mark: !`touch marked` was not run" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("switch", ["env", "setting"])
+async def test_without_claude_settings_the_users_claude_commands_and_skills_stay_out(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys, switch: str
+):
+    claude = tmp_path / "claude-home"
+    (claude / "commands").mkdir(parents=True)
+    (claude / "commands" / "greet.md").write_text("Greet $ARGUMENTS warmly.\n")
+    (claude / "skills" / "tidy").mkdir(parents=True)
+    (claude / "skills" / "tidy" / "SKILL.md").write_text(
+        "---\nname: tidy\ndescription: Tidy up\n---\nTidy the desk.\n"
+    )
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
+
+    async def model_loads_tidy() -> str:
+        calls = [{"type": "tool_use", "name": "Skill", "input": {"skill": "tidy"}}]
+        scenario = json.loads((project / ".scenario.json").read_text())
+        scenario["turns"] = [calls, [{"type": "text", "text": "Done."}]]
+        (project / ".scenario.json").write_text(json.dumps(scenario))
+        out = io.StringIO()
+        options = HeadlessOptions(
+            prompt="tidy up",
+            cwd=project,
+            output_format="stream-json",
+            demo=True,
+            scenario=str(project / ".scenario.json"),
+            demo_speed=0.0,
+            allow=["Skill"],
+        )
+        await run_headless(options, out)
+        return out.getvalue()
+
+    # Read while they are on: the user's command runs, the skill is a command and loads.
+    status, records, _ = await run(project, "/greet bob", capsys)
+    assert status == 0 and "Greet bob warmly." in json.dumps(records)
+    status, records, _ = await run(project, "/tidy", capsys)
+    assert status == 0 and "Tidy the desk." in json.dumps(records)
+    assert "Tidy the desk." in await model_loads_tidy()
+    if switch == "env":
+        monkeypatch.setenv("PROCTOR_NO_CLAUDE_SETTINGS", "1")
+    else:
+        (project / ".proctor").mkdir()
+        (project / ".proctor" / "settings.json").write_text('{"readClaudeSettings": false}')
+    for name in ("greet", "tidy"):
+        status, _, err = await run(project, f"/{name} x", capsys)
+        assert status == 2 and f"no /{name} command" in err
+    said = await model_loads_tidy()
+    assert "There is no skill 'tidy' in this session" in said and "Tidy the desk." not in said
