@@ -152,3 +152,45 @@ def test_words_known_only_when_bash_runs_may_be_what_a_rule_names(command: str, 
 
 def test_a_glob_that_cannot_spell_the_rule_is_not_held_up():
     assert isinstance(decide("ls *.md", "deny Bash(git push:*)", mode="bypassPermissions"), Allow)
+
+
+@pytest.mark.parametrize(
+    ("command", "rule"),
+    [
+        ("git pus?", "deny Bash(git push:*)"),
+        ("git pu*", "deny Bash(git push *)"),
+        ("/usr/bin/gi? push", "deny Bash(git push:*)"),  # was allowed: found by mutation
+        ("/usr/*/git push", "deny Bash(git push:*)"),
+    ],
+)
+def test_a_glob_that_can_spell_the_rule_is_not_run_even_in_bypass(command: str, rule: str):
+    assert not isinstance(decide(command, rule, mode="bypassPermissions"), Allow), command
+
+
+def test_a_glob_command_shorter_than_the_rule_cannot_be_it():
+    # `l?` is one word; `git push` needs two, so no expansion of it is the denied command.
+    assert isinstance(decide("l?", "deny Bash(git push:*)", mode="bypassPermissions"), Allow)
+
+
+@pytest.mark.parametrize(
+    ("command", "rule"),
+    [
+        ("rm -- -rf", "deny Bash(rm -rf:*)"),  # after `--`, `-rf` is a file's name
+        ("rm -f xr", "deny Bash(rm -rf:*)"),  # `xr` is an operand, not the letter r
+        ("rm -d x", "deny Bash(rm -v:*)"),  # two flags the table does not know stay apart
+    ],
+)
+def test_flags_a_deny_rule_names_are_read_as_flags_only(command: str, rule: str):
+    assert isinstance(decide(command, rule, mode="bypassPermissions"), Allow), command
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["git push --force-with-lease=main origin", "rm -fr x", "rm x --recursive --force"],
+)
+def test_a_deny_rule_names_flags_however_they_are_written(command: str):
+    """Spelt another way the command may be the denied one: it is not run unasked, even in
+    bypass mode, and the question names the rule."""
+    rule = "Bash(git push --force-with-lease:*)" if "push" in command else "Bash(rm -rf:*)"
+    decision = decide(command, f"deny {rule}", mode="bypassPermissions")
+    assert isinstance(decision, Ask) and rule in decision.message, command

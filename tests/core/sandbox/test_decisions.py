@@ -249,6 +249,8 @@ def test_the_status_line_says_how_strong_the_sandbox_is():
         return sandbox.status()
 
     assert status(WORKING) == "sandbox: files+net"
+    before_the_probe = SessionSandbox(SandboxSettings(), project=Path("/p"))
+    assert before_the_probe.status() == "sandbox: checking…"
     landlock_only = SandboxSupport(landlock_abi=3, problem=None)
     assert status(landlock_only) == "sandbox: files only (no network isolation here)"
     assert status(WORKING, enabled=False).startswith("sandbox: off — switched off")

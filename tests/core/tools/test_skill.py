@@ -237,6 +237,9 @@ async def test_the_skill_tool_asks_like_a_call_that_changes_things(tmp_path: Pat
     prefix = ToolPermissionContext(rules=(parse_rule("Skill(release:*)", "allow"),))
     got = await decide("Skill", {"skill": "release-notes"}, context_for(tmp_path, prefix))
     assert isinstance(got, Allow)
+    for other in ("review", "releasing"):  # the prefix is the whole word before `:*`
+        got = await decide("Skill", {"skill": other}, context_for(tmp_path, prefix))
+        assert isinstance(got, Ask), other
     denied = ToolPermissionContext(
         mode="bypassPermissions", bypass_available=True, rules=(parse_rule("Skill(x)", "deny"),)
     )
