@@ -194,3 +194,21 @@ def test_a_deny_rule_names_flags_however_they_are_written(command: str):
     rule = "Bash(git push --force-with-lease:*)" if "push" in command else "Bash(rm -rf:*)"
     decision = decide(command, f"deny {rule}", mode="bypassPermissions")
     assert isinstance(decision, Ask) and rule in decision.message, command
+
+
+@pytest.mark.parametrize(
+    ("command", "rule", "allowed"),
+    [
+        ("/usr/bin/git commit -m x", "allow Bash(git commit:*)", True),  # by program name
+        ("git --no-pager commit -m x", "allow Bash(git commit:*)", True),  # a safe global
+        ("git -c core.pager=x commit -m x", "allow Bash(git commit:*)", False),
+        ("PAGER=cat gh pr list", "allow Bash(PAGER=cat gh:*)", True),
+        ("GH_X=1 gh pr", "allow Bash(GH_X=1 gh:*)", True),
+        ("PAGER=$X gh pr list", "allow Bash(PAGER=cat gh:*)", False),  # not known till run
+        ("echo 'a", "allow Bash(echo:*)", False),  # not read as bash reads it
+    ],
+)
+def test_an_allow_rule_covers_the_spellings_it_can_be_sure_of(
+    command: str, rule: str, allowed: bool
+):
+    assert isinstance(decide(command, rule), Allow if allowed else Ask), command

@@ -119,6 +119,26 @@ def test_leaving_the_sandbox_always_asks():
         settings=SandboxSettings(allow_unsandboxed_commands=False),
     )
     assert isinstance(refused, Deny) and "allowUnsandboxedCommands" in refused.message
+    assert refused.message.startswith("Running a command outside the sandbox is turned off")
+    assert refused.decided_by.kind == "sandbox"
+
+
+def test_leaving_the_sandbox_asks_as_a_high_risk_keeping_the_rule_to_offer():
+    """The question says both why the command asks and that it leaves the sandbox, offers
+    the same narrow rule, and what runs is marked as approved to leave."""
+    decision = decide("npm install", dangerously_disable_sandbox=True)
+    assert isinstance(decision, Ask) and decision.risk == "high"
+    assert decision.suggestions == ("Bash(npm install:*)",)
+    assert decision.message.endswith(
+        "It asks to run WITHOUT the sandbox (dangerously_disable_sandbox), which always asks."
+    )
+    assert len(decision.message) > len("It asks to run WITHOUT the sandbox") + 80
+    assert decision.sandbox == Unsandboxed("approved to leave the sandbox")
+    read_only = decide("ls", dangerously_disable_sandbox=True)
+    assert isinstance(read_only, Ask) and read_only.suggestions == ()
+    assert read_only.message.startswith("It asks to run WITHOUT the sandbox")
+    bypass = decide("ls", mode="bypassPermissions", dangerously_disable_sandbox=True)
+    assert bypass.sandbox == Unsandboxed("bypass permissions mode")
     assert isinstance(
         decide("rm x", rules=("deny Bash(rm:*)",), dangerously_disable_sandbox=True), Deny
     )
