@@ -84,3 +84,17 @@ def test_git_grep_of_the_work_tree_is_a_recursive_read(project: Path):
     # .env is ignored and never held, but --untracked and --no-index search the tree itself.
     for command in ("git grep --untracked TOKEN", "git grep --no-index TOKEN"):
         assert isinstance(decide(command, project), Ask), command
+
+
+def test_listing_the_history_runs_none_of_the_repositorys_programs(tmp_path: Path):
+    """A cloned repository's own configuration may name a program (`core.fsmonitor`): plain
+    `git ls-files` runs it; the listing the chain does must not."""
+    root = tmp_path / "cloned"
+    root.mkdir()
+    git(root, "init", "-q")
+    (root / ".env").write_text("TOKEN=1\n")
+    git(root, "add", ".env")
+    canary = tmp_path / "ran"
+    git(root, "config", "core.fsmonitor", f"touch {canary}; false")
+    assert known_paths(root) == (root / ".env",)  # staged, never committed: still held
+    assert not canary.exists()

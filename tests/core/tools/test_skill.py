@@ -201,6 +201,8 @@ async def test_a_call_outside_allowed_tools_is_refused_even_when_bypassing(
     assert refused.decided_by.kind == "skill"
     assert "the skill 'run-tests' is active" in refused.message
     assert "Read, Bash(git status:*)" in refused.message
+    assert refused.message.endswith("end your turn: the skill's limits end with the turn.")
+    assert refused.decided_by.detail == "the allowed-tools of the skill 'run-tests'"
     # A compound command fits only when every part is covered.
     mixed = await decide("Bash", {"command": "git status && touch made"}, context)
     assert isinstance(mixed, Deny)
@@ -370,3 +372,14 @@ async def test_an_empty_allowed_tools_leaves_only_loading_skills(tmp_path: Path)
     context = context_for(tmp_path, scoped("bypassPermissions"))
     read = await decide("Read", {"file_path": str(tmp_path / "a")}, context)
     assert isinstance(read, Deny) and "(no tools)" in read.message
+
+
+async def test_a_refusal_names_the_skill_file_that_listed_the_tools(tmp_path: Path) -> None:
+    skill_file = tmp_path / ".claude" / "skills" / "run-tests" / "SKILL.md"
+    scope = SkillScope("run-tests", (parse_rule("Read", "allow"),), path=skill_file)
+    context = context_for(tmp_path, ToolPermissionContext(skill_scopes=(scope,)))
+    refused = await decide("Bash", {"command": "touch made"}, context)
+    assert isinstance(refused, Deny)
+    assert (
+        refused.decided_by.detail == f"the allowed-tools of the skill 'run-tests' in {skill_file}"
+    )
