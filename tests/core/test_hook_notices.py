@@ -27,7 +27,9 @@ def notices(recorder: EventRecorder) -> list[tuple[str, str]]:
 
 
 def hook_runs(recorder: EventRecorder) -> list[tuple[str, object]]:
-    return [(e.hook_event, e.outcome) for e in recorder.events if isinstance(e, HookRan)]
+    runs = [e for e in recorder.events if isinstance(e, HookRan)]
+    assert all((e.tool_use_id, e.tool_name) == ("t", "Sleep") for e in runs)  # whose call
+    return [(e.hook_event, e.outcome) for e in runs]
 
 
 async def test_hooks_that_say_nothing_leave_no_record():

@@ -114,6 +114,7 @@ def in_bypass(project: Path, command: str, rule: str) -> PermissionDecision:
     ("command", "reaches_secrets"),
     [
         ("tar czf a.tgz src", False),
+        ("tar -czf a.tgz src", False),  # -c is create, not -C
         ("tar czf a.tgz .", True),
         ("tar -czf a.tgz .", True),
         ("tar -cf a.tar .", True),
