@@ -98,3 +98,28 @@ def test_listing_the_history_runs_none_of_the_repositorys_programs(tmp_path: Pat
     git(root, "config", "core.fsmonitor", f"touch {canary}; false")
     assert known_paths(root) == (root / ".env",)  # staged, never committed: still held
     assert not canary.exists()
+
+
+def test_a_worktree_is_listed_through_its_gitdir_file(project: Path, tmp_path: Path):
+    """In a `git worktree` (or a submodule) `.git` is a file naming the real git directory."""
+    other = tmp_path / "other"
+    git(project, "worktree", "add", "-q", str(other))
+    assert (other / ".git").is_file()
+    assert set(known_paths(other) or ()) == {other / ".gitignore", other / "src" / "app.py"}
+
+
+def test_git_pointed_elsewhere_by_the_environment_may_hold_anything(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+):
+    for variable in ("GIT_DIR", "GIT_WORK_TREE"):
+        with monkeypatch.context() as patched:
+            patched.setenv(variable, "/elsewhere")
+            assert known_paths(project) is None, variable
+    assert known_paths(project) is not None
+
+
+def test_the_list_follows_the_index(project: Path):
+    assert project / "new.txt" not in (known_paths(project) or ())
+    (project / "new.txt").write_text("x")
+    git(project, "add", "new.txt")
+    assert project / "new.txt" in (known_paths(project) or ())
