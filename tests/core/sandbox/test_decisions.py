@@ -17,7 +17,7 @@ from sandbox_helpers import (
 )
 
 from core.access.context import PermissionMode, ToolPermissionContext
-from core.access.decision import Allow, Ask, Deny, PermissionDecision
+from core.access.decision import Allow, Ask, DecidedBy, Deny, PermissionDecision
 from core.access.rules import parse_rule
 from core.access.sandbox_policy import ReadOnly, Unsandboxed, Workspace
 from core.events import ToolCompleted, ToolSandboxed
@@ -330,3 +330,26 @@ async def test_a_session_yes_without_a_rule_keeps_no_rule_for_commands(
     assert context.permission_context.rules == ()
     await chain.record_answer(request("WebFetch", None), Approve("session"), context)
     assert [str(rule) for rule in context.permission_context.rules] == ["WebFetch"]
+
+
+def test_each_fence_says_why_it_was_chosen():
+    """The conversation and `proctor check` show why a command runs fenced or not."""
+    excluded = SandboxSettings(excluded_commands=("ls",))
+    cases = [
+        (decide("npm install", mode="bypassPermissions"), "bypass permissions mode"),
+        (
+            decide("npm install", rules=("allow Bash(npm install:*)",)),
+            "allowed by the allow rule Bash(npm install:*) (cli)",
+        ),
+        (decide("ls -la", settings=excluded), "approved, and excluded from the sandbox"),
+        (
+            decide("ls -la", settings=excluded, rules=("allow Bash(ls:*)",)),
+            "allowed by the allow rule Bash(ls:*) (cli); ls is in sandbox.excludedCommands",
+        ),
+        (decide("mkdir build", mode="acceptEdits"), "accept edits mode"),
+    ]
+    for decision, why in cases:
+        assert decision.sandbox is not None and decision.sandbox.why == why
+    asked = decide("ls -la", settings=excluded)
+    assert asked.decided_by == DecidedBy("sandbox", "ls is in sandbox.excludedCommands")
+    assert asked.message.endswith("asked about rather than run on the analysis alone.")
