@@ -212,3 +212,19 @@ def test_an_allow_rule_covers_the_spellings_it_can_be_sure_of(
     command: str, rule: str, allowed: bool
 ):
     assert isinstance(decide(command, rule), Allow if allowed else Ask), command
+
+
+@pytest.mark.parametrize(
+    ("command", "rule"),
+    [
+        ("git pull --force", "deny Bash(git push --force:*)"),  # another subcommand
+        ("ls -rf", "deny Bash(rm -rf:*)"),  # another program, the same letters
+        ("git push --force upstream", "deny Bash(git push --force origin:*)"),  # as written
+        ("npm publish -f x", "deny Bash(npm publish --force:*)"),  # no table says -f is it
+        ("git push --f origin", "deny Bash(git push --force:*)"),  # too short to abbreviate
+        ("git push --forc origin", "deny Bash(git push --force --tags:*)"),  # --tags missing
+        ("rm", "deny Bash(rm -rf:*)"),
+    ],
+)
+def test_a_flagged_deny_rule_does_not_reach_commands_it_does_not_name(command: str, rule: str):
+    assert isinstance(decide(command, rule, mode="bypassPermissions"), Allow), command
