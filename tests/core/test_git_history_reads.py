@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from core.access.context import ToolPermissionContext
-from core.access.decision import Allow, Ask, PermissionDecision
+from core.access.decision import Allow, Ask, Deny, PermissionDecision
 from core.access.rules import parse_rule
 from core.hooks import NO_PRE_OUTCOME
 from core.permissions.decide import evaluate, prepare
@@ -123,3 +123,23 @@ def test_the_list_follows_the_index(project: Path):
     (project / "new.txt").write_text("x")
     git(project, "add", "new.txt")
     assert project / "new.txt" in (known_paths(project) or ())
+
+
+def test_the_repository_judged_is_the_one_git_is_pointed_at_with_c(project: Path):
+    """`git -C vendor log -p` prints vendor's history, not the project's."""
+    vendor = project / "vendor"
+    vendor.mkdir()
+    git(vendor, "init", "-q")
+    (vendor / ".env").write_text("TOKEN=2\n")
+    git(vendor, "add", ".env")
+    git(vendor, "commit", "-qm", "vendored secrets")
+    for command in ("git -C vendor log -p", "git -C vendor show HEAD", "git -C vendor grep TOKEN"):
+        assert isinstance(decide(command, project), Ask), command
+    assert isinstance(decide("git log -p", project), Allow)
+
+
+def test_git_config_reading_a_blob_reads_that_path_out_of_history(project: Path):
+    # Named outright, so denied (not merely asked about, as any config read is here).
+    for command in ("git config --list --blob=HEAD:.env", "git config --list --blob HEAD:.env"):
+        assert isinstance(decide(command, project), Deny), command
+    assert isinstance(decide("git config --list --blob=HEAD:src/app.py", project), Ask)
