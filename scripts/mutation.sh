@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The mutation run (mutmut) over what users trust most: the permission decisions
 # (core/permissions), the kernel fence (core/sandbox) and the executor (core/executor).
-# Not part of CI: a full run takes about an hour on one worker. The baseline and the
+# Not part of CI: all three packages take hours on one worker. The baseline and the
 # survivors left on purpose are in docs/mutation.md.
 #
 # Shaped for a two-core machine that others share: one worker by default
