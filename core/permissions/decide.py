@@ -310,8 +310,11 @@ def _glob_may_match(rule: PermissionRule, command: SimpleCommand) -> bool:
     words = unwrap(command.argv)
     if len(words) < len(wanted):
         return False
+    # A program may be named by its path, globbed there too (`/usr/bin/gi? push`).
     return all(
-        fnmatchcase(want, word) if is_glob(word) else want == os.path.basename(word) or want == word
+        want in (word, os.path.basename(word))
+        if not is_glob(word)
+        else fnmatchcase(want, word) or fnmatchcase(want, os.path.basename(word))
         for want, word in zip(wanted, words, strict=False)
     )
 

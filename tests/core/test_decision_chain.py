@@ -173,6 +173,26 @@ def test_web_domains(project: Path):
     )
 
 
+@pytest.mark.parametrize(
+    ("url", "allowed"),
+    [
+        ("https://a.example.com/", True),
+        ("https://deep.docs.example.com/", True),
+        ("https://example.com/", False),  # `*.` names subdomains, not the domain itself
+        ("https://badexample.com/", False),
+        ("https://a-very-long-host-name-indeed.org/", False),
+    ],
+)
+def test_a_subdomain_rule_allows_subdomains_only(project: Path, url: str, allowed: bool):
+    decision = decide(Fetcher(), {"url": url}, project, allow=["WebFetch(domain:*.example.com)"])
+    assert decision.behavior == ("allow" if allowed else "ask"), url
+
+
+def test_a_web_rule_without_domain_names_no_host(project: Path):
+    url = {"url": "https://other.org/"}
+    assert decide(Fetcher(), url, project, allow=["WebFetch(example.com)"]).behavior == "ask"
+
+
 def test_a_specifier_rule_the_tool_cannot_be_checked_against_asks(project: Path):
     decision = decide(Opaque(), {"command": "x"}, project, deny=["Opaque(dangerous)"])
     assert decision.behavior == "ask" and "may cover" in decision.message

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from core.access.context import ToolPermissionContext
-from core.access.decision import Allow, Ask, PermissionDecision
+from core.access.decision import Allow, Ask, Deny, PermissionDecision
 from core.access.rules import parse_rule
 from core.hooks import NO_PRE_OUTCOME
 from core.permissions.decide import evaluate, prepare
@@ -84,3 +84,62 @@ def test_git_grep_of_the_work_tree_is_a_recursive_read(project: Path):
     # .env is ignored and never held, but --untracked and --no-index search the tree itself.
     for command in ("git grep --untracked TOKEN", "git grep --no-index TOKEN"):
         assert isinstance(decide(command, project), Ask), command
+
+
+def test_listing_the_history_runs_none_of_the_repositorys_programs(tmp_path: Path):
+    """A cloned repository's own configuration may name a program (`core.fsmonitor`): plain
+    `git ls-files` runs it; the listing the chain does must not."""
+    root = tmp_path / "cloned"
+    root.mkdir()
+    git(root, "init", "-q")
+    (root / ".env").write_text("TOKEN=1\n")
+    git(root, "add", ".env")
+    canary = tmp_path / "ran"
+    git(root, "config", "core.fsmonitor", f"touch {canary}; false")
+    assert known_paths(root) == (root / ".env",)  # staged, never committed: still held
+    assert not canary.exists()
+
+
+def test_a_worktree_is_listed_through_its_gitdir_file(project: Path, tmp_path: Path):
+    """In a `git worktree` (or a submodule) `.git` is a file naming the real git directory."""
+    other = tmp_path / "other"
+    git(project, "worktree", "add", "-q", str(other))
+    assert (other / ".git").is_file()
+    assert set(known_paths(other) or ()) == {other / ".gitignore", other / "src" / "app.py"}
+
+
+def test_git_pointed_elsewhere_by_the_environment_may_hold_anything(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+):
+    for variable in ("GIT_DIR", "GIT_WORK_TREE"):
+        with monkeypatch.context() as patched:
+            patched.setenv(variable, "/elsewhere")
+            assert known_paths(project) is None, variable
+    assert known_paths(project) is not None
+
+
+def test_the_list_follows_the_index(project: Path):
+    assert project / "new.txt" not in (known_paths(project) or ())
+    (project / "new.txt").write_text("x")
+    git(project, "add", "new.txt")
+    assert project / "new.txt" in (known_paths(project) or ())
+
+
+def test_the_repository_judged_is_the_one_git_is_pointed_at_with_c(project: Path):
+    """`git -C vendor log -p` prints vendor's history, not the project's."""
+    vendor = project / "vendor"
+    vendor.mkdir()
+    git(vendor, "init", "-q")
+    (vendor / ".env").write_text("TOKEN=2\n")
+    git(vendor, "add", ".env")
+    git(vendor, "commit", "-qm", "vendored secrets")
+    for command in ("git -C vendor log -p", "git -C vendor show HEAD", "git -C vendor grep TOKEN"):
+        assert isinstance(decide(command, project), Ask), command
+    assert isinstance(decide("git log -p", project), Allow)
+
+
+def test_git_config_reading_a_blob_reads_that_path_out_of_history(project: Path):
+    # Named outright, so denied (not merely asked about, as any config read is here).
+    for command in ("git config --list --blob=HEAD:.env", "git config --list --blob HEAD:.env"):
+        assert isinstance(decide(command, project), Deny), command
+    assert isinstance(decide("git config --list --blob=HEAD:src/app.py", project), Ask)

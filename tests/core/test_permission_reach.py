@@ -67,6 +67,7 @@ def test_following_a_symlink_out_of_the_project_is_a_read_outside(project: Path,
         decision = decide(project, command)
         assert isinstance(decision, Ask), command
         assert "follows symlinks" in decision.message
+        assert f"{project / 'src' / 'link'} (`" in decision.message  # which link, by name
     assert isinstance(decide(project, "grep -r KEY ."), Allow)  # -r does not follow
     for command in ("ls -LR", "find src -name link | xargs head"):  # found by attack
         assert isinstance(decide(project, command), Ask), command
@@ -99,3 +100,78 @@ def test_a_rev_path_is_from_the_repository_top(tmp_path: Path):
 def test_xargs_own_operands_and_name_files_are_judged_too(project: Path, command: str):
     assert isinstance(decide(project, command), Ask), command
     assert isinstance(decide(project, "find src -type f | xargs wc -l"), Allow)
+
+
+def in_bypass(project: Path, command: str, rule: str) -> PermissionDecision:
+    """Bypass mode: only rules stop a call, so what a command reads decides alone."""
+    parsed = parse_rule(rule.split(" ", 1)[1], rule.split(" ", 1)[0])  # type: ignore[arg-type]
+    permissions = ToolPermissionContext(mode="bypassPermissions", rules=(parsed,))
+    call = prepare(TOOL, TOOL.parse_input({"command": command}), project, permissions)
+    return evaluate(call, NO_PRE_OUTCOME)
+
+
+@pytest.mark.parametrize(
+    ("command", "reaches_secrets"),
+    [
+        ("tar czf a.tgz src", False),
+        ("tar -czf a.tgz src", False),  # -c is create, not -C
+        ("tar czf a.tgz .", True),
+        ("tar -czf a.tgz .", True),
+        ("tar -cf a.tar .", True),
+        ("tar --create -f a.tar .", True),
+        ("tar -C / -czf a.tgz etc", True),  # -C: read from elsewhere
+        ("tar --directory=/ -czf a.tgz etc", True),
+        ("tar -czf a.tgz -T list", True),  # the names come from a file
+        ("tar -czf a.tgz --files-from list", True),
+        ("tar -czf a.tgz @other.tar", True),
+        ("tar tf a.tar", False),  # listing reads only the archive
+        ("zip a.zip src", False),
+        ("zip -r a.zip .", True),
+        ("zip -r a.zip src -i '*.py'", True),
+        ("7z a a.7z .", True),
+        ("7z a a.7z src", False),
+    ],
+)
+def test_an_archive_being_made_reads_its_operands_whole(
+    project: Path, command: str, reaches_secrets: bool
+):
+    (project / "secrets").mkdir()
+    decision = in_bypass(project, command, "deny Read(/secrets/**)")
+    assert isinstance(decision, Ask if reaches_secrets else Allow), command
+
+
+@pytest.mark.parametrize(
+    ("command", "rule", "reads_it"),
+    [
+        ("git config --local --list", "deny Read(~/.gitconfig)", False),
+        ("git config --worktree --list", "deny Read(~/.gitconfig)", False),
+        ("git config --system --list", "deny Read(~/.gitconfig)", False),
+        ("git config --global --list", "deny Read(~/.config/git/config)", True),
+        ("git config --system --list", "deny Read(//etc/gitconfig)", True),
+        ("git config --local --list", "deny Read(.git/config)", True),
+        ("git config --worktree --list", "deny Read(.git/config.worktree)", True),
+        ("git config --list", "deny Read(~/.gitconfig)", True),  # every scope
+        ("git config --local --includes --list", "deny Read(/src/**)", True),  # include.path
+    ],
+)
+def test_git_config_reads_the_files_of_its_scope(
+    project: Path, command: str, rule: str, reads_it: bool
+):
+    assert isinstance(in_bypass(project, command, rule), Ask if reads_it else Allow), command
+
+
+@pytest.mark.parametrize(
+    ("command", "recursive"),
+    [
+        ("grep -drecurse KEY .", True),
+        ("grep --directories=recurse KEY .", True),
+        ("grep -d recurse KEY .", True),
+        ("grep --directories recurse KEY .", True),
+        ("grep -d skip KEY .", False),
+        ("grep recurse src/app.py", False),  # the word alone is a pattern
+        ("grep KEY src/app.py", False),
+    ],
+)
+def test_grep_reads_a_tree_only_when_told_to_recurse(project: Path, command: str, recursive: bool):
+    decision = decide(project, command, "deny Read(/secrets/**)")
+    assert isinstance(decision, Ask if recursive else Allow), command

@@ -45,6 +45,17 @@ def test_an_untrusted_project_keeps_its_denials_and_loses_what_widens(project: P
     assert [str(r) for r in context.rules] == ["Read(.env)"]
     assert context.additional_working_directories == ()
     assert len(notes) == 3 and all("until you trust the project" in n for n in notes)
+    assert notes[0].startswith("1 allow rule from this project's settings")
+
+
+def test_the_note_counts_the_allow_rules_set_aside(project: Path):
+    (project / ".proctor" / "settings.json").write_text(
+        json.dumps({"permissions": {"allow": ["Bash(ls:*)", "Read", "Edit(src/**)"]}})
+    )
+    _, notes = permission_context_from(load_settings(project), trusted=False)
+    assert notes == (
+        "3 allow rules from this project's settings are set aside until you trust the project",
+    )
 
 
 def test_bypass_needs_the_session_to_start_with_it(project: Path):

@@ -152,3 +152,79 @@ def test_words_known_only_when_bash_runs_may_be_what_a_rule_names(command: str, 
 
 def test_a_glob_that_cannot_spell_the_rule_is_not_held_up():
     assert isinstance(decide("ls *.md", "deny Bash(git push:*)", mode="bypassPermissions"), Allow)
+
+
+@pytest.mark.parametrize(
+    ("command", "rule"),
+    [
+        ("git pus?", "deny Bash(git push:*)"),
+        ("git pu*", "deny Bash(git push *)"),
+        ("/usr/bin/gi? push", "deny Bash(git push:*)"),  # was allowed: found by mutation
+        ("/usr/*/git push", "deny Bash(git push:*)"),
+    ],
+)
+def test_a_glob_that_can_spell_the_rule_is_not_run_even_in_bypass(command: str, rule: str):
+    assert not isinstance(decide(command, rule, mode="bypassPermissions"), Allow), command
+
+
+def test_a_glob_command_shorter_than_the_rule_cannot_be_it():
+    # `l?` is one word; `git push` needs two, so no expansion of it is the denied command.
+    assert isinstance(decide("l?", "deny Bash(git push:*)", mode="bypassPermissions"), Allow)
+
+
+@pytest.mark.parametrize(
+    ("command", "rule"),
+    [
+        ("rm -- -rf", "deny Bash(rm -rf:*)"),  # after `--`, `-rf` is a file's name
+        ("rm -f xr", "deny Bash(rm -rf:*)"),  # `xr` is an operand, not the letter r
+        ("rm -d x", "deny Bash(rm -v:*)"),  # two flags the table does not know stay apart
+    ],
+)
+def test_flags_a_deny_rule_names_are_read_as_flags_only(command: str, rule: str):
+    assert isinstance(decide(command, rule, mode="bypassPermissions"), Allow), command
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["git push --force-with-lease=main origin", "rm -fr x", "rm x --recursive --force"],
+)
+def test_a_deny_rule_names_flags_however_they_are_written(command: str):
+    """Spelt another way the command may be the denied one: it is not run unasked, even in
+    bypass mode, and the question names the rule."""
+    rule = "Bash(git push --force-with-lease:*)" if "push" in command else "Bash(rm -rf:*)"
+    decision = decide(command, f"deny {rule}", mode="bypassPermissions")
+    assert isinstance(decision, Ask) and rule in decision.message, command
+
+
+@pytest.mark.parametrize(
+    ("command", "rule", "allowed"),
+    [
+        ("/usr/bin/git commit -m x", "allow Bash(git commit:*)", True),  # by program name
+        ("git --no-pager commit -m x", "allow Bash(git commit:*)", True),  # a safe global
+        ("git -c core.pager=x commit -m x", "allow Bash(git commit:*)", False),
+        ("PAGER=cat gh pr list", "allow Bash(PAGER=cat gh:*)", True),
+        ("GH_X=1 gh pr", "allow Bash(GH_X=1 gh:*)", True),
+        ("PAGER=$X gh pr list", "allow Bash(PAGER=cat gh:*)", False),  # not known till run
+        ("echo 'a", "allow Bash(echo:*)", False),  # not read as bash reads it
+    ],
+)
+def test_an_allow_rule_covers_the_spellings_it_can_be_sure_of(
+    command: str, rule: str, allowed: bool
+):
+    assert isinstance(decide(command, rule), Allow if allowed else Ask), command
+
+
+@pytest.mark.parametrize(
+    ("command", "rule"),
+    [
+        ("git pull --force", "deny Bash(git push --force:*)"),  # another subcommand
+        ("ls -rf", "deny Bash(rm -rf:*)"),  # another program, the same letters
+        ("git push --force upstream", "deny Bash(git push --force origin:*)"),  # as written
+        ("npm publish -f x", "deny Bash(npm publish --force:*)"),  # no table says -f is it
+        ("git push --f origin", "deny Bash(git push --force:*)"),  # too short to abbreviate
+        ("git push --forc origin", "deny Bash(git push --force --tags:*)"),  # --tags missing
+        ("rm", "deny Bash(rm -rf:*)"),
+    ],
+)
+def test_a_flagged_deny_rule_does_not_reach_commands_it_does_not_name(command: str, rule: str):
+    assert isinstance(decide(command, rule, mode="bypassPermissions"), Allow), command

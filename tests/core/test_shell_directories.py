@@ -144,3 +144,16 @@ def test_a_part_after_a_semicolon_is_judged_from_where_any_run_before_it_may_sto
     decision = decide("cd sub/deep && true; rm -rf ../..", project, mode="bypassPermissions")
     assert isinstance(decision, Ask) and "always asks" in decision.message
     assert isinstance(decide("cd sub && ls; cat notes.txt", project), Allow)
+
+
+@pytest.mark.parametrize(
+    "joined",
+    ["; cd {d} || true", " || cd {d}", "\ncd {d} || true"],
+)
+def test_more_places_than_can_be_followed_ask_and_say_so(project: Path, joined: str):
+    many = "cd sub" + "".join(joined.format(d=f"d{i}") for i in range(20)) + "; ls"
+    decision = decide(many, project)
+    assert isinstance(decision, Ask), many
+    assert "changes directory more often than can be followed" in decision.message
+    few = "cd sub" + "".join(joined.format(d=f"d{i}") for i in range(3)) + "; ls"
+    assert isinstance(decide(few, project), Allow), few

@@ -112,3 +112,8 @@ def test_the_risk_a_question_carries_is_set_where_it_is_decided(
 def test_accept_edits_does_not_copy_protected_directories_into_new_places(project: Path):
     assert isinstance(decide("cp -r . copy", project, mode="acceptEdits"), Ask)
     assert isinstance(decide("cp -r build copy", project, mode="acceptEdits"), Allow)
+    # A tree of ordinary files copies without asking; only a protected name inside asks.
+    (project / "build" / "out").mkdir()
+    (project / "build" / "out" / "app.js").write_text("")
+    assert isinstance(decide("cp -r build copy", project, mode="acceptEdits"), Allow)
+    assert isinstance(decide("cp -r vendor copy", project, mode="acceptEdits"), Ask)

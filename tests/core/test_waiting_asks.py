@@ -126,6 +126,7 @@ async def test_plan_mode_denies_a_waiting_change_and_closes_its_question():
     assert event.ended == "denied" and event.denied_by is not None
     assert event.denied_by.detail == "plan mode"
     assert answered(engine.recorder, "w").decided_by == event.denied_by
+    assert isinstance(answered(engine.recorder, "w").answer, Reject)  # the record says no
     assert "Plan mode is on" in text_of(outcome)
     assert text_of(outcome).startswith("<tool_use_error>")  # the model is told it did not run
 
@@ -151,8 +152,10 @@ async def test_bypass_allows_every_waiting_call_and_each_runs():
         assert event.ended == "succeeded" and event.content == name
         by = answered(engine.recorder, name).decided_by
         assert by is not None and by.kind == "mode"
-        notices = [e.text for e in engine.recorder.of(name) if isinstance(e, ToolNotice)]
-        assert notices == [f"Allowed without an answer once the mode changed: {by.detail}."]
+        assert isinstance(answered(engine.recorder, name).answer, Approve)
+        notices = [(e.level, e.text) for e in engine.recorder.of(name) if isinstance(e, ToolNotice)]
+        said = f"Allowed without an answer once the mode changed: {by.detail}."
+        assert notices == [("info", said)]
     assert len(engine.services.waiting) == 0
 
 

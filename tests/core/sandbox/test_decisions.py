@@ -17,7 +17,7 @@ from sandbox_helpers import (
 )
 
 from core.access.context import PermissionMode, ToolPermissionContext
-from core.access.decision import Allow, Ask, Deny, PermissionDecision
+from core.access.decision import Allow, Ask, DecidedBy, Deny, PermissionDecision
 from core.access.rules import parse_rule
 from core.access.sandbox_policy import ReadOnly, Unsandboxed, Workspace
 from core.events import ToolCompleted, ToolSandboxed
@@ -119,6 +119,26 @@ def test_leaving_the_sandbox_always_asks():
         settings=SandboxSettings(allow_unsandboxed_commands=False),
     )
     assert isinstance(refused, Deny) and "allowUnsandboxedCommands" in refused.message
+    assert refused.message.startswith("Running a command outside the sandbox is turned off")
+    assert refused.decided_by.kind == "sandbox"
+
+
+def test_leaving_the_sandbox_asks_as_a_high_risk_keeping_the_rule_to_offer():
+    """The question says both why the command asks and that it leaves the sandbox, offers
+    the same narrow rule, and what runs is marked as approved to leave."""
+    decision = decide("npm install", dangerously_disable_sandbox=True)
+    assert isinstance(decision, Ask) and decision.risk == "high"
+    assert decision.suggestions == ("Bash(npm install:*)",)
+    assert decision.message.endswith(
+        "It asks to run WITHOUT the sandbox (dangerously_disable_sandbox), which always asks."
+    )
+    assert len(decision.message) > len("It asks to run WITHOUT the sandbox") + 80
+    assert decision.sandbox == Unsandboxed("approved to leave the sandbox")
+    read_only = decide("ls", dangerously_disable_sandbox=True)
+    assert isinstance(read_only, Ask) and read_only.suggestions == ()
+    assert read_only.message.startswith("It asks to run WITHOUT the sandbox")
+    bypass = decide("ls", mode="bypassPermissions", dangerously_disable_sandbox=True)
+    assert bypass.sandbox == Unsandboxed("bypass permissions mode")
     assert isinstance(
         decide("rm x", rules=("deny Bash(rm:*)",), dangerously_disable_sandbox=True), Deny
     )
@@ -249,6 +269,8 @@ def test_the_status_line_says_how_strong_the_sandbox_is():
         return sandbox.status()
 
     assert status(WORKING) == "sandbox: files+net"
+    before_the_probe = SessionSandbox(SandboxSettings(), project=Path("/p"))
+    assert before_the_probe.status() == "sandbox: checking…"
     landlock_only = SandboxSupport(landlock_abi=3, problem=None)
     assert status(landlock_only) == "sandbox: files only (no network isolation here)"
     assert status(WORKING, enabled=False).startswith("sandbox: off — switched off")
@@ -308,3 +330,26 @@ async def test_a_session_yes_without_a_rule_keeps_no_rule_for_commands(
     assert context.permission_context.rules == ()
     await chain.record_answer(request("WebFetch", None), Approve("session"), context)
     assert [str(rule) for rule in context.permission_context.rules] == ["WebFetch"]
+
+
+def test_each_fence_says_why_it_was_chosen():
+    """The conversation and `proctor check` show why a command runs fenced or not."""
+    excluded = SandboxSettings(excluded_commands=("ls",))
+    cases = [
+        (decide("npm install", mode="bypassPermissions"), "bypass permissions mode"),
+        (
+            decide("npm install", rules=("allow Bash(npm install:*)",)),
+            "allowed by the allow rule Bash(npm install:*) (cli)",
+        ),
+        (decide("ls -la", settings=excluded), "approved, and excluded from the sandbox"),
+        (
+            decide("ls -la", settings=excluded, rules=("allow Bash(ls:*)",)),
+            "allowed by the allow rule Bash(ls:*) (cli); ls is in sandbox.excludedCommands",
+        ),
+        (decide("mkdir build", mode="acceptEdits"), "accept edits mode"),
+    ]
+    for decision, why in cases:
+        assert decision.sandbox is not None and decision.sandbox.why == why
+    asked = decide("ls -la", settings=excluded)
+    assert asked.decided_by == DecidedBy("sandbox", "ls is in sandbox.excludedCommands")
+    assert asked.message.endswith("asked about rather than run on the analysis alone.")

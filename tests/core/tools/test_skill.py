@@ -206,6 +206,8 @@ async def test_a_call_outside_allowed_tools_is_refused_even_when_bypassing(
     assert refused.decided_by.kind == "skill"
     assert "the skill 'run-tests' is active" in refused.message
     assert "Read, Bash(git status:*)" in refused.message
+    assert refused.message.endswith("end your turn: the skill's limits end with the turn.")
+    assert refused.decided_by.detail == "the allowed-tools of the skill 'run-tests'"
     # A compound command fits only when every part is covered.
     mixed = await decide("Bash", {"command": "git status && touch made"}, context)
     assert isinstance(mixed, Deny)
@@ -242,6 +244,9 @@ async def test_the_skill_tool_asks_like_a_call_that_changes_things(tmp_path: Pat
     prefix = ToolPermissionContext(rules=(parse_rule("Skill(release:*)", "allow"),))
     got = await decide("Skill", {"skill": "release-notes"}, context_for(tmp_path, prefix))
     assert isinstance(got, Allow)
+    for other in ("review", "releasing"):  # the prefix is the whole word before `:*`
+        got = await decide("Skill", {"skill": other}, context_for(tmp_path, prefix))
+        assert isinstance(got, Ask), other
     denied = ToolPermissionContext(
         mode="bypassPermissions", bypass_available=True, rules=(parse_rule("Skill(x)", "deny"),)
     )
@@ -508,3 +513,14 @@ def test_a_persons_slash_skill_fills_only_its_instructions(homes: dict[str, Path
     # The same text the Skill tool gives the model, arguments and all.
     (echo,) = [s for s in session_skills(homes["cwd"]).skills if s.name == "echo"]
     assert prompt == Skill().render(SkillLoaded(echo, "hello"))
+
+
+async def test_a_refusal_names_the_skill_file_that_listed_the_tools(tmp_path: Path) -> None:
+    skill_file = tmp_path / ".claude" / "skills" / "run-tests" / "SKILL.md"
+    scope = SkillScope("run-tests", (parse_rule("Read", "allow"),), path=skill_file)
+    context = context_for(tmp_path, ToolPermissionContext(skill_scopes=(scope,)))
+    refused = await decide("Bash", {"command": "touch made"}, context)
+    assert isinstance(refused, Deny)
+    assert (
+        refused.decided_by.detail == f"the allowed-tools of the skill 'run-tests' in {skill_file}"
+    )
