@@ -115,15 +115,26 @@ def _spec(patterns: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
 
 
 _BRACES = re.compile(r"\{([^{}]*,[^{}]*)\}")
+MAX_BRACE_CHOICES = 256
+"""Patterns one `paths:` entry may write out to. Groups multiply (`{a,b}` forty times is
+2**40), and a cloned project's rule is read before the trust question: past this the
+pattern is reported as unreadable instead of hanging proctor while it opens."""
 
 
 def _braces(pattern: str) -> list[str]:
     """`src/*.{ts,tsx}` -> `src/*.ts`, `src/*.tsx` (each group in turn, not nested)."""
-    match = _BRACES.search(pattern)
-    if match is None:
-        return [pattern]
-    head, tail = pattern[: match.start()], pattern[match.end() :]
-    return [e for choice in match.group(1).split(",") for e in _braces(head + choice + tail)]
+    written = [pattern]
+    while (match := _BRACES.search(written[0])) is not None:
+        choices = match.group(1).split(",")
+        if len(written) * len(choices) > MAX_BRACE_CHOICES:
+            raise ValueError(f"{pattern!r} writes out to more than {MAX_BRACE_CHOICES} patterns")
+        written = [
+            p[: m.start()] + choice + p[m.end() :]
+            for p in written
+            if (m := _BRACES.search(p)) is not None
+            for choice in choices
+        ]
+    return written
 
 
 def rule_applies(patterns: Iterable[str], base: Path, path: Path) -> bool:

@@ -181,3 +181,15 @@ def test_brace_patterns_match_each_choice_and_a_bad_pattern_is_reported(
     session = InstructionSet(repo, start)
     assert session.on_read(repo / "web" / "a.js") == []
     assert [f.path.name for f in session.on_read(repo / "web" / "ui" / "b.tsx")] == ["ts.md"]
+
+
+def test_a_pattern_whose_braces_multiply_out_of_reach_is_reported_not_expanded(
+    user_dir: Path, repo: Path
+) -> None:
+    # Forty {a,b} groups are 2**40 patterns: written out, a cloned project's rule would hang
+    # proctor while it opens (project rules are read before the trust question).
+    write(repo / ".claude" / "rules" / "bomb.md", f'---\npaths: "{"{a,b}" * 40}"\n---\nHi.\n')
+    start = load_instructions(repo)
+    assert [f.path.name for f in start.files] == ["bomb.md"]
+    assert len(start.problems) == 1 and "cannot be read" in start.problems[0]
+    assert "more than" in start.problems[0]
