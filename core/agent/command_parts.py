@@ -19,6 +19,7 @@ import re
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,39 +89,72 @@ def command_parts(body: str, arguments: str) -> tuple[Part, ...]:
     return kept
 
 
+Quoting = Literal["'", '"', "$'", "$(", "#"] | None
+"""Where a placeholder stands: unquoted (None or inside `$(`), in a quote, or a comment."""
+
+
 def _fill_command(command: str, fill: Callable[[str], str]) -> str:
     """`command` with each placeholder filled so that the shell reads its value as data
-    where it stands: shell-quoted outside quotes, escaped inside "…", and inside '…' with
-    each `'` closed, escaped and reopened. Quoting it the same way everywhere would not do:
-    `echo "$1"` given `"; touch x; "` would become `echo "'"; touch x; "'"`."""
+    where it stands: shell-quoted outside quotes, escaped inside "…" and $'…', and inside
+    '…' with each `'` closed, escaped and reopened. Quoting it the same way everywhere would
+    not do: `echo "$1"` given `"; touch x; "` would become `echo "'"; touch x; "'"`.
+
+    Where it stands is tracked as the shell would: a `$(` opens unquoted words again even
+    inside "…" (a stack of quotings), and after a `#` that starts a word the rest is a
+    comment, where a newline in the value would end it and start a command of its own."""
     out: list[str] = []
-    quote: str | None = None
+    stack: list[Quoting] = [None]
     at = 0
     while at < len(command):
+        quote = stack[-1]
         char = command[at]
+        if quote == "#":
+            if (placeholder := PLACEHOLDER.match(command, at)) is not None:
+                out.append(_escaped(fill(placeholder.group(0)), quote))
+                at = placeholder.end()
+            else:
+                out.append(char)
+                at += 1
+            continue
         if char == "\\" and quote != "'" and at + 1 < len(command):
             out.append(command[at : at + 2])
             at += 2
             continue
         if (placeholder := PLACEHOLDER.match(command, at)) is not None:
-            value = fill(placeholder.group(0))
-            out.append(_escaped(value, quote))
+            out.append(_escaped(fill(placeholder.group(0)), quote))
             at = placeholder.end()
             continue
-        if quote is None and char in "'\"":
-            quote = char
-        elif char == quote:
-            quote = None
+        opening = command[at : at + 2]
+        if quote in (None, "$(", '"') and opening == "$(":
+            stack.append("$(")
+            out.append(opening)
+            at += 2
+            continue
+        if quote in (None, "$(") and opening == "$'":
+            stack.append("$'")
+            out.append(opening)
+            at += 2
+            continue
+        if quote in (None, "$(") and char in "'\"":
+            stack.append(char)  # type: ignore[arg-type]  # char is ' or "
+        elif quote in (None, "$(") and char == "#" and (at == 0 or command[at - 1] in " \t;&|("):
+            stack.append("#")
+        elif (quote == "$(" and char == ")") or (quote in ("'", '"', "$'") and char == quote[-1]):
+            stack.pop()  # the substitution or the quote ends
         out.append(char)
         at += 1
     return "".join(out)
 
 
-def _escaped(value: str, quote: str | None) -> str:
+def _escaped(value: str, quote: Quoting) -> str:
     if quote == "'":
         return value.replace("'", "'\\''")
     if quote == '"':
         return re.sub(r'([\\"$`])', r"\\\1", value)
+    if quote == "$'":
+        return value.replace("\\", "\\\\").replace("'", "\\'")
+    if quote == "#":  # the comment ends at a newline: none may come from the value
+        return shlex.quote(re.sub(r"[\r\n]", " ", value))
     return shlex.quote(value)
 
 

@@ -345,11 +345,23 @@ EVIL = [
     "`touch pwned`",
     'a\\"; touch pwned; echo \\"',
     "line\ntouch pwned",
+    "line\ntouch pwned #",
     "' \"$(touch pwned)\" '",
 ]
 
 
-@pytest.mark.parametrize("template", ["printf %s $1", 'printf %s "$1"', "printf %s '$1'"])
+@pytest.mark.parametrize(
+    "template",
+    [
+        "printf %s $1",
+        'printf %s "$1"',
+        "printf %s '$1'",
+        "printf %s $'$1'",  # ANSI-C quotes: a backslash escapes the quote that closes them
+        'printf %s "$(printf %s $1)"',  # a substitution's words are unquoted again
+        "printf %s \"$(printf %s '$1')\"",
+        'printf %s "$(printf %s "$1")"',
+    ],
+)
 @pytest.mark.parametrize("evil", EVIL)
 def test_an_argument_filled_into_a_run_is_data_for_the_real_shell(
     tmp_path: Path, template: str, evil: str
@@ -368,3 +380,21 @@ def test_an_argument_filled_into_a_run_is_data_for_the_real_shell(
     )
     assert not (tmp_path / "pwned").exists()
     assert done.stdout == evil, run.command
+
+
+@pytest.mark.parametrize("evil", EVIL)
+def test_an_argument_filled_into_a_comment_stays_in_it(tmp_path: Path, evil: str):
+    """After `#` the rest of the line is a comment; a newline in the argument must not end
+    it and start a command of the argument's making."""
+    import shlex
+    import subprocess
+
+    from core.agent.command_parts import Run, command_parts
+
+    (run,) = command_parts("!`printf %s kept # see $1`", shlex.quote(evil))
+    assert isinstance(run, Run)
+    done = subprocess.run(
+        ["bash", "-c", run.command], cwd=tmp_path, capture_output=True, text=True, check=False
+    )
+    assert not (tmp_path / "pwned").exists()
+    assert done.stdout == "kept", run.command
