@@ -108,6 +108,10 @@ def _read_json_object(
         message = f"not valid JSON ({error.msg}); the whole file is ignored"
         problems.append(SettingsProblem(path, error.lineno, error.colno, message))
         return None
+    except RecursionError:  # `[[[[…` deeper than Python parses: a cloned file must not crash
+        message = "not valid JSON (nested too deep to read); the whole file is ignored"
+        problems.append(SettingsProblem(path, None, None, message))
+        return None
     if not isinstance(data, dict):
         message = f"must hold a JSON object {{...}}, not {kind_of(data)}; ignored"
         problems.append(SettingsProblem(path, 1, 1, message))

@@ -114,6 +114,8 @@ def _read_for_update(path: Path) -> dict[str, Any]:
             f"{path}:{error.lineno}:{error.colno}: not valid JSON ({error.msg}); "
             "fix it by hand, it was not changed"
         ) from None
+    except RecursionError:
+        raise SettingsWriteError(f"{path}: nested too deep to read; not changed") from None
     if not isinstance(data, dict):
         raise SettingsWriteError(f"{path}: holds {kind_of(data)}, not an object; not changed")
     return data

@@ -199,6 +199,22 @@ def test_malformed_json_names_file_line_and_column_and_is_ignored(
     assert bad not in settings.files
 
 
+@pytest.mark.parametrize(
+    "name", [".claude/settings.json", ".proctor/settings.local.json", ".mcp.json"]
+)
+def test_json_nested_past_pythons_depth_is_reported_not_a_crash(
+    project: Path, home: Path, name: str
+) -> None:
+    """A cloned repository's settings file of `[[[[…` a hundred thousand deep once made
+    proctor raise RecursionError while opening the folder, before anything could be said."""
+    bad = write(project / name, "[" * 100_000)
+    write(home / "settings.json", perms(allow=["Read"]))
+    settings = load_settings(project)
+    (problem,) = [p for p in settings.problems if p.path == bad]
+    assert "nested too deep" in problem.message and "ignored" in problem.message
+    assert rule_strings(settings, "allow") == [("Read", "user")]
+
+
 def test_a_bad_rule_names_the_rule_and_the_others_load(project: Path) -> None:
     path = write(
         project / ".proctor/settings.json",
@@ -593,3 +609,10 @@ def test_add_and_remove_refuse_a_broken_file_and_leave_it_as_it_was(project: Pat
     write(local_file(project), perms(deny="Read"))
     with pytest.raises(SettingsWriteError, match=r"permissions\.deny"):
         remove_rule(local_file(project), "deny", "Read")
+
+
+def test_a_rule_is_not_written_into_json_nested_past_pythons_depth(project: Path) -> None:
+    bad = write(project / ".proctor/settings.local.json", "[" * 100_000)
+    with pytest.raises(SettingsWriteError, match="nested too deep"):
+        add_rule(bad, "allow", "Read")
+    assert bad.read_text() == "[" * 100_000
