@@ -29,6 +29,7 @@ import pathspec
 from ..tools.skill_files import SkillFileError, split_front_matter
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_INDENTED = re.compile(r"^(?: {4}|\t)")
 _CODE_OR_COMMENT = re.compile(r"(`+)[^`]*?\1|<!--.*?-->", re.DOTALL)
 
 
@@ -40,11 +41,19 @@ def strip_html_comments(text: str) -> str:
     out: list[str] = []
     prose: list[str] = []
     fence: str | None = None
+    indented = False  # inside an indented code block (four spaces after a blank line)
     for line in text.splitlines(keepends=True):
         opened = _FENCE.match(line)
         marker = opened.group(1) if opened is not None else None
         if fence is None and marker is None:
-            prose.append(line)
+            after_blank = not prose or not prose[-1].strip() or indented
+            indented = bool(line.strip()) and _INDENTED.match(line) is not None and after_blank
+            if indented:  # an example, kept as written; what came before is prose
+                out.append(_without_comments("".join(prose)))
+                prose = []
+                out.append(line)
+            else:
+                prose.append(line)
             continue
         if fence is None:
             out.append(_without_comments("".join(prose)))

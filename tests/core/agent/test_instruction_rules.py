@@ -92,6 +92,18 @@ def test_html_comments_outside_code_never_reach_the_model(user_dir: Path, repo: 
     )
 
 
+def test_a_comment_in_an_indented_code_block_is_an_example_and_kept() -> None:
+    """Four spaces after a blank line make a code block as a fence does: the comment in it
+    is what the example shows, not a note for people."""
+    text = (
+        "Mark generated files:\n\n    <!-- generated: do not edit -->\n    <header/>\n\n"
+        "Done. <!-- a note -->\n"
+    )
+    assert strip_html_comments(text) == (
+        "Mark generated files:\n\n    <!-- generated: do not edit -->\n    <header/>\n\nDone. \n"
+    )
+
+
 def test_a_comment_never_closed_is_left_as_written() -> None:
     text = "Rule one.\n<!-- forgot to close\nRule two.\n"
     assert strip_html_comments(text) == text
