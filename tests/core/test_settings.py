@@ -616,3 +616,26 @@ def test_a_rule_is_not_written_into_json_nested_past_pythons_depth(project: Path
     with pytest.raises(SettingsWriteError, match="nested too deep"):
         add_rule(bad, "allow", "Read")
     assert bad.read_text() == "[" * 100_000
+
+
+@pytest.mark.parametrize("linked", ["folder", "file"])
+def test_a_project_settings_file_linked_out_of_the_project_is_not_written(
+    project: Path, tmp_path: Path, linked: str
+) -> None:
+    """A cloned `.proctor` that is a link to another folder (or a settings file linked to the
+    user's own) would have "don't ask again" or /permissions --project write outside the
+    project, or copy the user's settings into a file the repository commits."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    theirs = write(elsewhere / "settings.json", {"env": {"TOKEN": "secret"}})
+    if linked == "folder":
+        (project / ".proctor").symlink_to(elsewhere)
+    else:
+        (project / ".proctor").mkdir()
+        (project / ".proctor" / "settings.local.json").symlink_to(theirs)
+    before = {p.name: p.read_bytes() for p in elsewhere.iterdir()}
+    with pytest.raises(SettingsWriteError, match="outside the project"):
+        remember_allow_rule(project, "Bash(npm test:*)")
+    with pytest.raises(SettingsWriteError, match="outside the project"):
+        add_rule(project / ".proctor" / "settings.local.json", "deny", "Read", inside=project)
+    assert {p.name: p.read_bytes() for p in elsewhere.iterdir()} == before
