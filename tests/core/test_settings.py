@@ -639,3 +639,21 @@ def test_a_project_settings_file_linked_out_of_the_project_is_not_written(
     with pytest.raises(SettingsWriteError, match="outside the project"):
         add_rule(project / ".proctor" / "settings.local.json", "deny", "Read", inside=project)
     assert {p.name: p.read_bytes() for p in elsewhere.iterdir()} == before
+
+
+@pytest.mark.parametrize("where", ["project", "local"])
+def test_a_project_cannot_switch_off_the_users_own_claude_settings(
+    project: Path, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """`readClaudeSettings: false` in a cloned `.proctor` file turns off that project's own
+    `.claude` files; it once dropped the deny rules of your `~/.claude/settings.json` too."""
+    claude = tmp_path / "dot-claude"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
+    write(claude / "settings.json", perms(deny=["Bash(rm:*)"]))
+    name = "settings.json" if where == "project" else "settings.local.json"
+    write(project / ".proctor" / name, {"readClaudeSettings": False})
+    write(project / ".claude/settings.json", perms(allow=["Bash"]))
+    settings = load_settings(project)
+    assert rule_strings(settings, "deny") == [("Bash(rm:*)", "claude-user")]
+    assert rule_strings(settings, "allow") == []  # the project's own .claude file is off
+    assert settings.read_claude  # and ~/.claude's CLAUDE.md and rules are still read
