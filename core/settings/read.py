@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -81,12 +82,30 @@ def require_settings_file(path: Path) -> None:
         raise SettingsFileError(f"--settings {path}: cannot be read ({reason})") from None
 
 
+MAX_SETTINGS_BYTES = 4 * 1024 * 1024
+"""A settings file is a few hundred bytes; one larger than this is not read."""
+
+
+def read_settings_bytes(path: Path) -> bytes:
+    """The file's bytes; FileNotFoundError when it is missing, OSError saying why it is not
+    read otherwise. Only a regular file of a sane size is read: a cloned `.claude/settings.json`
+    may be a link to /dev/zero (git keeps links), which would be read until memory ran out,
+    and opening a FIFO would block proctor as it opens the folder."""
+    if not stat.S_ISREG(path.stat().st_mode):  # links followed
+        raise OSError("it is not a regular file")
+    with path.open("rb") as file:
+        raw = file.read(MAX_SETTINGS_BYTES + 1)
+    if len(raw) > MAX_SETTINGS_BYTES:
+        raise OSError(f"it is larger than {MAX_SETTINGS_BYTES // (1024 * 1024)} MB")
+    return raw
+
+
 def _read_json_object(
     path: Path, problems: list[SettingsProblem], *, must_exist: bool = False
 ) -> tuple[dict[str, Any], str] | None:
     """The file's object and text; None when missing (silently) or unusable (reported)."""
     try:
-        raw = path.read_bytes()
+        raw = read_settings_bytes(path)
     except FileNotFoundError:
         if must_exist:
             problems.append(SettingsProblem(path, None, None, "does not exist"))

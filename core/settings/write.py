@@ -21,6 +21,7 @@ from ..access.context import PermissionRule, RuleBehavior
 from ..access.rules import RuleSyntaxError, parse_rule
 from .paths import settings_paths
 from .problems import kind_of
+from .read import read_settings_bytes
 
 
 class SettingsWriteError(Exception):
@@ -122,7 +123,7 @@ def _same_rule(existing: Any, wanted: PermissionRule) -> bool:
 
 def _read_for_update(path: Path) -> dict[str, Any]:
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        text = read_settings_bytes(path).decode("utf-8-sig")
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError) as error:

@@ -657,3 +657,35 @@ def test_a_project_cannot_switch_off_the_users_own_claude_settings(
     assert rule_strings(settings, "deny") == [("Bash(rm:*)", "claude-user")]
     assert rule_strings(settings, "allow") == []  # the project's own .claude file is off
     assert settings.read_claude  # and ~/.claude's CLAUDE.md and rules are still read
+
+
+@pytest.mark.parametrize("name", [".claude/settings.json", ".mcp.json", ".proctor/settings.json"])
+@pytest.mark.parametrize("kind", ["link to /dev/zero", "fifo"])
+def test_a_settings_file_that_never_ends_is_reported_not_read(
+    project: Path, home: Path, name: str, kind: str
+) -> None:
+    """A cloned `.claude/settings.json` that is a link to /dev/zero (git keeps links) once
+    made proctor read until memory ran out as it opened the folder; a FIFO blocked it."""
+    import os
+
+    path = project / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/zero")
+    write(home / "settings.json", perms(deny=["Bash(rm:*)"]))
+    settings = load_settings(project)
+    (problem,) = [p for p in settings.problems if p.path == path]
+    assert "not a regular file" in problem.message and "ignored" in problem.message
+    assert rule_strings(settings, "deny") == [("Bash(rm:*)", "user")]
+
+
+def test_a_huge_settings_file_is_reported_not_read(project: Path) -> None:
+    from core.settings.read import MAX_SETTINGS_BYTES
+
+    big = write(project / ".proctor/settings.json", " " * MAX_SETTINGS_BYTES + "{}")
+    (problem,) = load_settings(project).problems
+    assert problem.path == big and "larger than" in problem.message
+    with pytest.raises(SettingsWriteError, match="larger than"):
+        add_rule(big, "allow", "Read")
