@@ -89,8 +89,12 @@ def command_parts(body: str, arguments: str) -> tuple[Part, ...]:
     return kept
 
 
-Quoting = Literal["'", '"', "$'", "$(", "#"] | None
-"""Where a placeholder stands: unquoted (None or inside `$(`), in a quote, or a comment."""
+Quoting = Literal["'", '"', "$'", "$(", "(", "case", "#"] | None
+"""Where a placeholder stands: unquoted (None, or inside `$(`, `(` or a `case`), in a
+quote, or in a comment."""
+_UNQUOTED: tuple[Quoting, ...] = (None, "$(", "(", "case")
+_WORD_START = " \t;&|()"
+_KEYWORDS = {"case": re.compile(r"case[ \t]"), "esac": re.compile(r"esac(?=$|[ \t;&|)])")}
 
 
 def _fill_command(command: str, fill: Callable[[str], str]) -> str:
@@ -99,24 +103,17 @@ def _fill_command(command: str, fill: Callable[[str], str]) -> str:
     '…' with each `'` closed, escaped and reopened. Quoting it the same way everywhere would
     not do: `echo "$1"` given `"; touch x; "` would become `echo "'"; touch x; "'"`.
 
-    Where it stands is tracked as the shell would: a `$(` opens unquoted words again even
-    inside "…" (a stack of quotings), and after a `#` that starts a word the rest is a
-    comment, where a newline in the value would end it and start a command of its own."""
+    Where it stands is tracked as the shell would, on a stack: a `$(` opens unquoted words
+    again even inside "…", and ends at its own `)` (not a subshell's, nor a `case`
+    pattern's); after a `#` that starts a word the rest is a comment, where a newline in the
+    value would end it and start a command of its own."""
     out: list[str] = []
     stack: list[Quoting] = [None]
     at = 0
     while at < len(command):
         quote = stack[-1]
         char = command[at]
-        if quote == "#":
-            if (placeholder := PLACEHOLDER.match(command, at)) is not None:
-                out.append(_escaped(fill(placeholder.group(0)), quote))
-                at = placeholder.end()
-            else:
-                out.append(char)
-                at += 1
-            continue
-        if char == "\\" and quote != "'" and at + 1 < len(command):
+        if char == "\\" and quote not in ("'", "#") and at + 1 < len(command):
             out.append(command[at : at + 2])
             at += 2
             continue
@@ -124,25 +121,34 @@ def _fill_command(command: str, fill: Callable[[str], str]) -> str:
             out.append(_escaped(fill(placeholder.group(0)), quote))
             at = placeholder.end()
             continue
-        opening = command[at : at + 2]
-        if quote in (None, "$(", '"') and opening == "$(":
+        step = 1
+        word_start = at == 0 or command[at - 1] in _WORD_START
+        if quote == "#":
+            pass  # the rest of the line is a comment
+        elif quote in (None, "$(", "(", "case", '"') and command.startswith("$(", at):
             stack.append("$(")
-            out.append(opening)
-            at += 2
-            continue
-        if quote in (None, "$(") and opening == "$'":
+            step = 2
+        elif quote in _UNQUOTED and command.startswith("$'", at):
             stack.append("$'")
-            out.append(opening)
-            at += 2
-            continue
-        if quote in (None, "$(") and char in "'\"":
+            step = 2
+        elif quote in _UNQUOTED and char in "'\"":
             stack.append(char)  # type: ignore[arg-type]  # char is ' or "
-        elif quote in (None, "$(") and char == "#" and (at == 0 or command[at - 1] in " \t;&|("):
+        elif quote in _UNQUOTED and char == "#" and word_start:
             stack.append("#")
-        elif (quote == "$(" and char == ")") or (quote in ("'", '"', "$'") and char == quote[-1]):
-            stack.pop()  # the substitution or the quote ends
-        out.append(char)
-        at += 1
+        elif quote in _UNQUOTED and word_start and _KEYWORDS["case"].match(command, at):
+            stack.append("case")
+            step = 4
+        elif quote == "case" and word_start and _KEYWORDS["esac"].match(command, at):
+            stack.pop()
+            step = 4
+        elif quote in _UNQUOTED and char == "(":
+            stack.append("(")
+        elif (quote in ("$(", "(") and char == ")") or (
+            quote in ("'", '"', "$'") and char == quote[-1]
+        ):
+            stack.pop()  # the substitution, the subshell or the quote ends
+        out.append(command[at : at + step])
+        at += step
     return "".join(out)
 
 

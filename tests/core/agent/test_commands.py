@@ -360,6 +360,9 @@ EVIL = [
         'printf %s "$(printf %s $1)"',  # a substitution's words are unquoted again
         "printf %s \"$(printf %s '$1')\"",
         'printf %s "$(printf %s "$1")"',
+        'printf %s "$( (true); printf %s "$1" )"',  # a subshell's ) is its own
+        'printf %s "$(case a in a) printf %s "$1";; esac)"',  # so is a case pattern's
+        'printf %s "$(case a in (a) printf %s "$1";; esac)"',
     ],
 )
 @pytest.mark.parametrize("evil", EVIL)
