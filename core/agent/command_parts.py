@@ -39,6 +39,9 @@ class Run:
     """!`command`: run through the permission chain as a Bash call, its output in its place."""
 
     command: str
+    refused: str | None = None
+    """Why it is not run at all (`command` is then the template as written): an argument
+    that would substitute a command wherever Bash reads it as arithmetic."""
 
 
 Part = Text | Include | Run
@@ -74,7 +77,7 @@ def command_parts(body: str, arguments: str) -> tuple[Part, ...]:
     for match in _SPECIAL.finditer(body):
         parts.append(Text(fill(body[at : match.start()])))
         if (command := match.group("command")) is not None:
-            parts.append(Run(_fill_command(command, fill)))
+            parts.append(_run(command, fill))
         else:
             written = match.group("path")
             path = written.rstrip(_TRAILING_PUNCTUATION)
@@ -95,6 +98,20 @@ quote, or in a comment."""
 _UNQUOTED: tuple[Quoting, ...] = (None, "$(", "(", "case")
 _WORD_START = " \t;&|()"
 _KEYWORDS = {"case": re.compile(r"case[ \t]"), "esac": re.compile(r"esac(?=$|[ \t;&|)])")}
+
+
+_SUBSTITUTES = re.compile(r"\$\(|`")
+
+
+def _run(command: str, fill: Callable[[str], str]) -> Run:
+    """The run with its placeholders filled, or refused when a value holds `$(` or a
+    backtick: Bash evaluates `$(( ))`, `[[ x -eq y ]]` and array indexes as arithmetic, and
+    there even a quoted 'a[$(cmd)]' runs cmd, so no quoting makes such a value data
+    everywhere. Arguments like that are rare; a run that does not happen is said."""
+    if any(_SUBSTITUTES.search(fill(p.group(0))) for p in PLACEHOLDER.finditer(command)):
+        why = "an argument holds $( or a backtick, which Bash may run wherever it reads numbers"
+        return Run(command, refused=why)
+    return Run(_fill_command(command, fill))
 
 
 def _fill_command(command: str, fill: Callable[[str], str]) -> str:

@@ -171,3 +171,29 @@ async def test_a_line_nobody_can_approve_is_not_run(project: Path, capsys):
     assert await run_headless(options, out) == 0
     assert not (project / "marked").exists()  # no grant, no rule, nobody to ask: refused
     assert "/mark: !`touch marked` was not run" in capsys.readouterr().err
+
+
+async def test_an_argument_that_would_substitute_a_command_runs_nothing(project: Path, capsys):
+    # Red team: under a grant of all of Bash, arithmetic would run the argument's $(...).
+    (project / ".claude" / "commands" / "sum.md").write_text(
+        "---\nallowed-tools: Bash\n---\nTotal: !`echo $(( 1 + $1 ))`"
+    )
+    out = io.StringIO()
+    scenario = str(project / ".scenario.json")
+    options = HeadlessOptions(
+        prompt="/sum 'a[$(touch pwned)]'",
+        cwd=project,
+        demo=True,
+        scenario=scenario,
+        demo_speed=0.0,
+        trust=True,
+    )
+    assert await run_headless(options, out) == 0
+    assert not (project / "pwned").exists()
+    assert "/sum: !`echo $(( 1 + $1 ))` was not run: an argument holds $(" in (
+        capsys.readouterr().err
+    )
+    options = HeadlessOptions(
+        prompt="/sum 41", cwd=project, demo=True, scenario=scenario, demo_speed=0.0, trust=True
+    )
+    assert await run_headless(options, out) == 0
