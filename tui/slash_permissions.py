@@ -109,6 +109,13 @@ def _file_path(app: ProctorApp, file: RuleFile) -> Path:
     return settings_paths(app.live.cwd)[file]
 
 
+def _project_of(app: ProctorApp, file: RuleFile) -> Path | None:
+    """The project a local or project file must stay in (links followed); the user's own
+    file may live where the person keeps it."""
+    assert app.live is not None
+    return None if file == "user" else app.live.cwd
+
+
 def _add(app: ProctorApp, change: RuleChange) -> tuple[str, NoticeLevel]:
     from core.access.rules import parse_rule, rule_problem
     from core.settings.write import SettingsWriteError, add_rule
@@ -122,7 +129,7 @@ def _add(app: ProctorApp, change: RuleChange) -> tuple[str, NoticeLevel]:
     if change.file is not None:
         path = _file_path(app, change.file)
         try:
-            added = add_rule(path, change.kind, change.text)
+            added = add_rule(path, change.kind, change.text, inside=_project_of(app, change.file))
         except SettingsWriteError as error:
             return f"/permissions: {error}; no rule was added.", "error"
         rule = parse_rule(change.text, change.kind, source=change.file, path=path)
@@ -173,7 +180,7 @@ def _remove_from_file(
 
     path = _file_path(app, file)
     try:
-        removed = remove_rule(path, kind, text)
+        removed = remove_rule(path, kind, text, inside=_project_of(app, file))
     except SettingsWriteError as error:
         return f"/permissions: {error}; no rule was removed.", "error"
     from_file = [r for r in same if r.path == path]

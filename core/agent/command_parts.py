@@ -19,6 +19,7 @@ import re
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +39,9 @@ class Run:
     """!`command`: run through the permission chain as a Bash call, its output in its place."""
 
     command: str
+    refused: str | None = None
+    """Why it is not run at all (`command` is then the template as written): an argument
+    that would substitute a command wherever Bash reads it as arithmetic."""
 
 
 Part = Text | Include | Run
@@ -73,7 +77,7 @@ def command_parts(body: str, arguments: str) -> tuple[Part, ...]:
     for match in _SPECIAL.finditer(body):
         parts.append(Text(fill(body[at : match.start()])))
         if (command := match.group("command")) is not None:
-            parts.append(Run(_fill_command(command, fill)))
+            parts.append(_run(command, fill))
         else:
             written = match.group("path")
             path = written.rstrip(_TRAILING_PUNCTUATION)
@@ -88,39 +92,92 @@ def command_parts(body: str, arguments: str) -> tuple[Part, ...]:
     return kept
 
 
+Quoting = Literal["'", '"', "$'", "$(", "(", "case", "#"] | None
+"""Where a placeholder stands: unquoted (None, or inside `$(`, `(` or a `case`), in a
+quote, or in a comment."""
+_UNQUOTED: tuple[Quoting, ...] = (None, "$(", "(", "case")
+_WORD_START = " \t;&|()"
+_KEYWORDS = {"case": re.compile(r"case[ \t]"), "esac": re.compile(r"esac(?=$|[ \t;&|)])")}
+
+
+_SUBSTITUTES = re.compile(r"\$\(|`")
+
+
+def _run(command: str, fill: Callable[[str], str]) -> Run:
+    """The run with its placeholders filled, or refused when a value holds `$(` or a
+    backtick: Bash evaluates `$(( ))`, `[[ x -eq y ]]` and array indexes as arithmetic, and
+    there even a quoted 'a[$(cmd)]' runs cmd, so no quoting makes such a value data
+    everywhere. Arguments like that are rare; a run that does not happen is said."""
+    if any(_SUBSTITUTES.search(fill(p.group(0))) for p in PLACEHOLDER.finditer(command)):
+        why = "an argument holds $( or a backtick, which Bash may run wherever it reads numbers"
+        return Run(command, refused=why)
+    return Run(_fill_command(command, fill))
+
+
 def _fill_command(command: str, fill: Callable[[str], str]) -> str:
     """`command` with each placeholder filled so that the shell reads its value as data
-    where it stands: shell-quoted outside quotes, escaped inside "…", and inside '…' with
-    each `'` closed, escaped and reopened. Quoting it the same way everywhere would not do:
-    `echo "$1"` given `"; touch x; "` would become `echo "'"; touch x; "'"`."""
+    where it stands: shell-quoted outside quotes, escaped inside "…" and $'…', and inside
+    '…' with each `'` closed, escaped and reopened. Quoting it the same way everywhere would
+    not do: `echo "$1"` given `"; touch x; "` would become `echo "'"; touch x; "'"`.
+
+    Where it stands is tracked as the shell would, on a stack: a `$(` opens unquoted words
+    again even inside "…", and ends at its own `)` (not a subshell's, nor a `case`
+    pattern's); after a `#` that starts a word the rest is a comment, where a newline in the
+    value would end it and start a command of its own."""
     out: list[str] = []
-    quote: str | None = None
+    stack: list[Quoting] = [None]
     at = 0
     while at < len(command):
+        quote = stack[-1]
         char = command[at]
-        if char == "\\" and quote != "'" and at + 1 < len(command):
+        if char == "\\" and quote not in ("'", "#") and at + 1 < len(command):
             out.append(command[at : at + 2])
             at += 2
             continue
         if (placeholder := PLACEHOLDER.match(command, at)) is not None:
-            value = fill(placeholder.group(0))
-            out.append(_escaped(value, quote))
+            out.append(_escaped(fill(placeholder.group(0)), quote))
             at = placeholder.end()
             continue
-        if quote is None and char in "'\"":
-            quote = char
-        elif char == quote:
-            quote = None
-        out.append(char)
-        at += 1
+        step = 1
+        word_start = at == 0 or command[at - 1] in _WORD_START
+        if quote == "#":
+            pass  # the rest of the line is a comment
+        elif quote in (None, "$(", "(", "case", '"') and command.startswith("$(", at):
+            stack.append("$(")
+            step = 2
+        elif quote in _UNQUOTED and command.startswith("$'", at):
+            stack.append("$'")
+            step = 2
+        elif quote in _UNQUOTED and char in "'\"":
+            stack.append(char)  # type: ignore[arg-type]  # char is ' or "
+        elif quote in _UNQUOTED and char == "#" and word_start:
+            stack.append("#")
+        elif quote in _UNQUOTED and word_start and _KEYWORDS["case"].match(command, at):
+            stack.append("case")
+            step = 4
+        elif quote == "case" and word_start and _KEYWORDS["esac"].match(command, at):
+            stack.pop()
+            step = 4
+        elif quote in _UNQUOTED and char == "(":
+            stack.append("(")
+        elif (quote in ("$(", "(") and char == ")") or (
+            quote in ("'", '"', "$'") and char == quote[-1]
+        ):
+            stack.pop()  # the substitution, the subshell or the quote ends
+        out.append(command[at : at + step])
+        at += step
     return "".join(out)
 
 
-def _escaped(value: str, quote: str | None) -> str:
+def _escaped(value: str, quote: Quoting) -> str:
     if quote == "'":
         return value.replace("'", "'\\''")
     if quote == '"':
         return re.sub(r'([\\"$`])', r"\\\1", value)
+    if quote == "$'":
+        return value.replace("\\", "\\\\").replace("'", "\\'")
+    if quote == "#":  # the comment ends at a newline: none may come from the value
+        return shlex.quote(re.sub(r"[\r\n]", " ", value))
     return shlex.quote(value)
 
 

@@ -88,6 +88,10 @@ async def prepared_prompt(prompt: CommandPrompt, session: CommandSession) -> str
                 elif text not in files:
                     files.append(text)
             case Run():
+                if part.refused is not None:
+                    notes.append(f"!`{part.command}` was not run: {part.refused}")
+                    out.append(f"[!`{part.command}` was not run: {part.refused}]")
+                    continue
                 if grant is None:
                     why = "the project is not trusted, so its commands run nothing"
                     notes.append(f"!`{part.command}` was not run: {why}")

@@ -3,15 +3,17 @@
 An instruction file goes into the prompt without a Read call, so nobody is asked about it.
 Two limits keep that from being a way round the permission chain:
 
-- a Read deny rule covering a file keeps it out, however it is reached (`Read(~/.ssh/**)`
-  means the model never sees those files, imported or linked);
+- a Read deny or ask rule covering a file keeps it out, however it is reached
+  (`Read(~/.ssh/**)` means the model never sees those files, imported or linked; nobody is
+  asked about an instruction file, so an ask is a no, as for a command's `@path` include);
 - a project's file, or anything it imports, must lie inside the project once links are
   followed: `@~/.ssh/id_rsa` in a cloned CLAUDE.md, or a CLAUDE.md that is a link to a key,
   would otherwise send the secret to the model as soon as the project is trusted, where a
   Read of it would have asked. Trusting a project's instructions is not letting them read
   the rest of the machine.
 
-The user's own CLAUDE.md may import what it likes (the person wrote it), deny rules aside.
+The user's own CLAUDE.md may import what it likes (the person wrote it), deny and ask rules
+aside.
 """
 
 from __future__ import annotations
@@ -40,8 +42,10 @@ def instruction_refusal(cwd: Path, rules: Callable[[], ToolPermissionContext]) -
         resolved = _resolved(file.path)
         for path in dict.fromkeys((file.path, resolved)):
             call = prepare(read, ReadInput(file_path=str(path)), cwd, permissions)
-            if found := find_rule(call, "deny"):
-                return f"{file.path}: {found[0].describe()} covers it; not given to the model"
+            for behavior in ("deny", "ask"):  # nobody is asked about these files: ask is no
+                if found := find_rule(call, behavior):
+                    why = f"{found[0].describe()} covers it"
+                    return f"{file.path}: {why}; not given to the model"
         if file.source == "user":
             return None
         inside = (root, *(_resolved(d) for d in permissions.additional_working_directories))

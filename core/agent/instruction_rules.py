@@ -29,6 +29,7 @@ import pathspec
 from ..tools.skill_files import SkillFileError, split_front_matter
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_INDENTED = re.compile(r"^(?: {4}|\t)")
 _CODE_OR_COMMENT = re.compile(r"(`+)[^`]*?\1|<!--.*?-->", re.DOTALL)
 
 
@@ -40,11 +41,19 @@ def strip_html_comments(text: str) -> str:
     out: list[str] = []
     prose: list[str] = []
     fence: str | None = None
+    indented = False  # inside an indented code block (four spaces after a blank line)
     for line in text.splitlines(keepends=True):
         opened = _FENCE.match(line)
         marker = opened.group(1) if opened is not None else None
         if fence is None and marker is None:
-            prose.append(line)
+            after_blank = not prose or not prose[-1].strip() or indented
+            indented = bool(line.strip()) and _INDENTED.match(line) is not None and after_blank
+            if indented:  # an example, kept as written; what came before is prose
+                out.append(_without_comments("".join(prose)))
+                prose = []
+                out.append(line)
+            else:
+                prose.append(line)
             continue
         if fence is None:
             out.append(_without_comments("".join(prose)))
@@ -115,15 +124,26 @@ def _spec(patterns: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
 
 
 _BRACES = re.compile(r"\{([^{}]*,[^{}]*)\}")
+MAX_BRACE_CHOICES = 256
+"""Patterns one `paths:` entry may write out to. Groups multiply (`{a,b}` forty times is
+2**40), and a cloned project's rule is read before the trust question: past this the
+pattern is reported as unreadable instead of hanging proctor while it opens."""
 
 
 def _braces(pattern: str) -> list[str]:
     """`src/*.{ts,tsx}` -> `src/*.ts`, `src/*.tsx` (each group in turn, not nested)."""
-    match = _BRACES.search(pattern)
-    if match is None:
-        return [pattern]
-    head, tail = pattern[: match.start()], pattern[match.end() :]
-    return [e for choice in match.group(1).split(",") for e in _braces(head + choice + tail)]
+    written = [pattern]
+    while (match := _BRACES.search(written[0])) is not None:
+        choices = match.group(1).split(",")
+        if len(written) * len(choices) > MAX_BRACE_CHOICES:
+            raise ValueError(f"{pattern!r} writes out to more than {MAX_BRACE_CHOICES} patterns")
+        written = [
+            p[: m.start()] + choice + p[m.end() :]
+            for p in written
+            if (m := _BRACES.search(p)) is not None
+            for choice in choices
+        ]
+    return written
 
 
 def rule_applies(patterns: Iterable[str], base: Path, path: Path) -> bool:

@@ -136,7 +136,9 @@ def thinking_env(env: Mapping[str, str] | None = None) -> ThinkingEnv:
     text = (os.environ if env is None else env).get(THINKING_ENV, "").strip()
     if not text:
         return ThinkingEnv()
-    if not text.isdigit():  # digits only: no sign, no fraction, no "32k"
+    # ASCII digits only: no sign, no fraction, no "32k", no "²" (a digit to isdigit that
+    # int() refuses); and few enough of them for int() to read.
+    if not (text.isascii() and text.isdigit()) or len(text) > 18:
         return ThinkingEnv(
             problem=f"{THINKING_ENV} must be a whole number of tokens (0 turns thinking "
             f"off), not {text!r}; it is not used"

@@ -414,7 +414,7 @@ def _prompt_title(line: bytes) -> str:
 def _parse(line: bytes) -> dict[str, Any] | None:
     try:
         value = json.loads(line)
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):  # nested past Python's depth
         return None
     return value if isinstance(value, dict) else None
 

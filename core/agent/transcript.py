@@ -217,7 +217,8 @@ def _decode(line: bytes) -> tuple[dict[str, Any] | None, str | None]:
         return None, None
     try:
         value = json.loads(line)
-    except (UnicodeDecodeError, ValueError) as error:
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:
+        # RecursionError: `[[[[…` nested deeper than Python parses is no record either.
         return None, f"not JSON ({error})"
     if not isinstance(value, dict):
         return None, f"a JSON {type(value).__name__}, not an object"

@@ -24,7 +24,8 @@ settings, `~/.claude/settings.json` or in `CLAUDE_CONFIG_DIR` ("claude-user").
   `enabledMcpjsonServers`, which (when any file has it) are the only ones that start.
 - `.claude` files (the project's and the user's) are read unless `"readClaudeSettings":
   false` is set in a proctor file (user, project, local or the `--settings` file; highest
-  wins) or the environment has
+  wins; a project's or local file switches off only the project's `.claude` files, so a
+  cloned repository cannot drop the deny rules of your `~/.claude`) or the environment has
   `PROCTOR_NO_CLAUDE_SETTINGS` set to 1/true/yes/on. `.mcp.json` is read either way: it is
   the shared MCP file of several tools, not Claude's settings. The same switch keeps the
   user's Claude folder's instructions (`~/.claude/CLAUDE.md`, `~/.claude/rules/`) out of the
@@ -36,7 +37,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Collection, Sequence
+import stat
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
@@ -80,12 +82,30 @@ def require_settings_file(path: Path) -> None:
         raise SettingsFileError(f"--settings {path}: cannot be read ({reason})") from None
 
 
+MAX_SETTINGS_BYTES = 4 * 1024 * 1024
+"""A settings file is a few hundred bytes; one larger than this is not read."""
+
+
+def read_settings_bytes(path: Path) -> bytes:
+    """The file's bytes; FileNotFoundError when it is missing, OSError saying why it is not
+    read otherwise. Only a regular file of a sane size is read: a cloned `.claude/settings.json`
+    may be a link to /dev/zero (git keeps links), which would be read until memory ran out,
+    and opening a FIFO would block proctor as it opens the folder."""
+    if not stat.S_ISREG(path.stat().st_mode):  # links followed
+        raise OSError("it is not a regular file")
+    with path.open("rb") as file:
+        raw = file.read(MAX_SETTINGS_BYTES + 1)
+    if len(raw) > MAX_SETTINGS_BYTES:
+        raise OSError(f"it is larger than {MAX_SETTINGS_BYTES // (1024 * 1024)} MB")
+    return raw
+
+
 def _read_json_object(
     path: Path, problems: list[SettingsProblem], *, must_exist: bool = False
 ) -> tuple[dict[str, Any], str] | None:
     """The file's object and text; None when missing (silently) or unusable (reported)."""
     try:
-        raw = path.read_bytes()
+        raw = read_settings_bytes(path)
     except FileNotFoundError:
         if must_exist:
             problems.append(SettingsProblem(path, None, None, "does not exist"))
@@ -107,6 +127,10 @@ def _read_json_object(
     except json.JSONDecodeError as error:
         message = f"not valid JSON ({error.msg}); the whole file is ignored"
         problems.append(SettingsProblem(path, error.lineno, error.colno, message))
+        return None
+    except RecursionError:  # `[[[[…` deeper than Python parses: a cloned file must not crash
+        message = "not valid JSON (nested too deep to read); the whole file is ignored"
+        problems.append(SettingsProblem(path, None, None, message))
         return None
     if not isinstance(data, dict):
         message = f"must hold a JSON object {{...}}, not {kind_of(data)}; ignored"
@@ -204,21 +228,30 @@ def load_settings(
             layer = _file_layer(source, path, problems, tool_names)
             if layer is not None:
                 file_layers[source] = layer
-        read_claude = next(
-            (layer.read_claude for layer in file_layers.values() if layer.read_claude is not None),
-            True,
-        )
+        by_env = _claude_disabled_by_env()
+        read_claude = _switch(file_layers, file_layers) and not by_env
+        # Your own ~/.claude files (their deny rules, their instructions) are switched off
+        # only by your own files or the environment: a cloned .proctor file saying false
+        # turns off that project's .claude files, never the rules you keep for every project.
+        read_user_claude = _switch(file_layers, ("flag-settings", "user")) and not by_env
         others: list[SettingsSource] = ["mcp-json"]
-        read_claude = read_claude and not _claude_disabled_by_env()
         if read_claude:
-            others = ["claude-local", "claude-project", *others, "claude-user"]
+            others = ["claude-local", "claude-project", *others]
+        if read_user_claude:
+            others.append("claude-user")
         for source in others:
             layer = _file_layer(source, paths[source], problems, tool_names)
             if layer is not None:
                 file_layers[source] = layer
         layers += [file_layers[s] for s in SETTINGS_SOURCES if s in file_layers]
-        return replace(_merge(layers, problems), read_claude=read_claude)
+        return replace(_merge(layers, problems), read_claude=read_user_claude)
     return _merge(layers, problems)
+
+
+def _switch(layers: dict[SettingsSource, Layer], sources: Iterable[SettingsSource]) -> bool:
+    """`readClaudeSettings` as the highest of `sources` that sets it says (unset: true)."""
+    said = (layers[s].read_claude for s in sources if s in layers)
+    return next((value for value in said if value is not None), True)
 
 
 def _merge(layers: list[Layer], problems: list[SettingsProblem]) -> Settings:

@@ -99,10 +99,11 @@ class Settings:
     """Each file's `sandbox` section, highest source first (merged once trust is known:
     `core.settings.sandbox.merge`)."""
     read_claude: bool = True
-    """Whether the seeds' system's files are read (`readClaudeSettings`, and
-    `PROCTOR_NO_CLAUDE_SETTINGS` in the environment): false keeps out the `.claude` settings
-    files and the user's Claude folder's instructions (`~/.claude/CLAUDE.md`, `rules/`),
-    commands and skills (`~/.claude/commands`, `skills/`)."""
+    """Whether the user's own Claude folder is read (`readClaudeSettings` in the user's or
+    the `--settings` file, and `PROCTOR_NO_CLAUDE_SETTINGS` in the environment): false keeps
+    out `~/.claude/settings.json`, its instructions (`~/.claude/CLAUDE.md`, `rules/`), its
+    commands and skills (`~/.claude/commands`, `skills/`). A project's own `.proctor` file can
+    switch off only the project's `.claude` files."""
     bypass_disabled_in: str | None = None
     """The file that set `permissions.disableBypassPermissionsMode: "disable"` (any file
     may: it only takes a mode away); None when none did."""

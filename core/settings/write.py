@@ -21,6 +21,7 @@ from ..access.context import PermissionRule, RuleBehavior
 from ..access.rules import RuleSyntaxError, parse_rule
 from .paths import settings_paths
 from .problems import kind_of
+from .read import read_settings_bytes
 
 
 class SettingsWriteError(Exception):
@@ -35,17 +36,19 @@ def remember_allow_rule(cwd: Path, rule: str) -> Path:
     `permissions`/`allow` have the wrong type, is never overwritten: `SettingsWriteError`.
     """
     path = settings_paths(cwd)["local"]
-    add_rule(path, "allow", rule)
+    add_rule(path, "allow", rule, inside=cwd)
     return path
 
 
-def add_rule(path: Path, behavior: RuleBehavior, rule: str) -> bool:
+def add_rule(path: Path, behavior: RuleBehavior, rule: str, *, inside: Path | None = None) -> bool:
     """Add `rule` to `permissions.<behavior>` of the settings file at `path` (made when
-    missing), as `remember_allow_rule` does; False when it was there already (unchanged)."""
+    missing), as `remember_allow_rule` does; False when it was there already (unchanged).
+    `inside`: the project a project's file must stay in once links are followed."""
     try:
         wanted = parse_rule(rule, behavior)
     except RuleSyntaxError as error:
         raise SettingsWriteError(f"cannot add {rule!r} to {path}: {error}") from None
+    _check_inside(path, inside)
     data = _read_for_update(path)
     listed = _rule_list(data, path, behavior)
     if any(_same_rule(existing, wanted) for existing in listed):
@@ -55,13 +58,16 @@ def add_rule(path: Path, behavior: RuleBehavior, rule: str) -> bool:
     return True
 
 
-def remove_rule(path: Path, behavior: RuleBehavior, rule: str) -> bool:
+def remove_rule(
+    path: Path, behavior: RuleBehavior, rule: str, *, inside: Path | None = None
+) -> bool:
     """Take every entry meaning `rule` out of `permissions.<behavior>` of the file at `path`,
     keeping the rest; False when it holds none (the file is then not touched)."""
     try:
         wanted = parse_rule(rule, behavior)
     except RuleSyntaxError as error:
         raise SettingsWriteError(f"cannot remove {rule!r} from {path}: {error}") from None
+    _check_inside(path, inside)
     if not path.exists():
         return False
     data = _read_for_update(path)
@@ -75,6 +81,23 @@ def remove_rule(path: Path, behavior: RuleBehavior, rule: str) -> bool:
     listed[:] = kept
     _write_atomically(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     return True
+
+
+def _check_inside(path: Path, project: Path | None) -> None:
+    """A project's settings file (or its `.proctor` folder) that is a link out of the project
+    is not written: a cloned repository would otherwise choose where a remembered rule goes,
+    or have the update copy another file (the user's own settings) into one it commits."""
+    if project is None:
+        return
+    try:
+        resolved = path.resolve()
+        outside = not resolved.is_relative_to(project.resolve())
+    except (OSError, RuntimeError) as error:
+        raise SettingsWriteError(f"{path} cannot be resolved ({error}); not changed") from None
+    if outside:
+        raise SettingsWriteError(
+            f"{path} is a link to {resolved}, outside the project; not changed"
+        )
 
 
 def _rule_list(data: dict[str, Any], path: Path, behavior: RuleBehavior) -> list[Any]:
@@ -100,7 +123,7 @@ def _same_rule(existing: Any, wanted: PermissionRule) -> bool:
 
 def _read_for_update(path: Path) -> dict[str, Any]:
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        text = read_settings_bytes(path).decode("utf-8-sig")
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError) as error:
@@ -114,6 +137,8 @@ def _read_for_update(path: Path) -> dict[str, Any]:
             f"{path}:{error.lineno}:{error.colno}: not valid JSON ({error.msg}); "
             "fix it by hand, it was not changed"
         ) from None
+    except RecursionError:
+        raise SettingsWriteError(f"{path}: nested too deep to read; not changed") from None
     if not isinstance(data, dict):
         raise SettingsWriteError(f"{path}: holds {kind_of(data)}, not an object; not changed")
     return data

@@ -26,6 +26,8 @@ from ..access.rules import RuleSyntaxError, parse_rule
 SKILL_FILE = "SKILL.md"
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
+MAX_SKILL_BYTES = 256 * 1024
+"""Larger files are not instructions anyone wrote by hand: reported, not read."""
 NAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9_-]*(?::[a-z0-9][a-z0-9_-]*)*")
 
 SkillSource = Literal["user", "claude-user", "project"]
@@ -164,6 +166,8 @@ def discover(directories: Iterable[tuple[Path, SkillSource]]) -> SkillCatalog:
 def read_skill(path: Path, source: SkillSource) -> tuple[SkillInfo, list[SkillProblem]]:
     """The skill in `path`, body included, and its warnings; raises SkillFileError."""
     try:
+        if why := _not_readable(path, source):
+            raise SkillFileError(SkillProblem(path, 1, why))
         text = path.read_text(encoding="utf-8-sig")  # an editor's byte-order mark is no key
     except (OSError, UnicodeDecodeError) as error:
         raise SkillFileError(SkillProblem(path, 1, f"cannot be read ({error})")) from error
@@ -235,6 +239,28 @@ def read_skill(path: Path, source: SkillSource) -> tuple[SkillInfo, list[SkillPr
         body=body.strip(),
     )
     return info, warnings
+
+
+def _not_readable(path: Path, source: SkillSource) -> str | None:
+    """Why `path` is not read as a skill, or None. A project's skill is a cloned repository's
+    text: a SKILL.md (or its folder) linked out of the project would send another file on
+    this machine to the model (its first paragraph as the description, in every request)
+    with nobody asked, so it must lie inside the project once links are followed. Checked
+    on every read, since the model's load reads the file again. Anyone's file must be a
+    regular file of a sane size: a FIFO would block, a huge file fill memory."""
+    if not path.is_file():
+        return "is not a regular file"
+    if source == "project":
+        project = path.parents[3]  # <project>/.claude/skills/<name>/SKILL.md
+        resolved = path.resolve()
+        if not resolved.is_relative_to(project.resolve()):
+            return (
+                f"is a link to {resolved}, outside the project; a project's skill cannot "
+                "bring in other files on this machine"
+            )
+    if path.stat().st_size > MAX_SKILL_BYTES:
+        return f"is larger than {MAX_SKILL_BYTES // 1024} KB"
+    return None
 
 
 def _flag(

@@ -199,6 +199,22 @@ def test_malformed_json_names_file_line_and_column_and_is_ignored(
     assert bad not in settings.files
 
 
+@pytest.mark.parametrize(
+    "name", [".claude/settings.json", ".proctor/settings.local.json", ".mcp.json"]
+)
+def test_json_nested_past_pythons_depth_is_reported_not_a_crash(
+    project: Path, home: Path, name: str
+) -> None:
+    """A cloned repository's settings file of `[[[[…` a hundred thousand deep once made
+    proctor raise RecursionError while opening the folder, before anything could be said."""
+    bad = write(project / name, "[" * 100_000)
+    write(home / "settings.json", perms(allow=["Read"]))
+    settings = load_settings(project)
+    (problem,) = [p for p in settings.problems if p.path == bad]
+    assert "nested too deep" in problem.message and "ignored" in problem.message
+    assert rule_strings(settings, "allow") == [("Read", "user")]
+
+
 def test_a_bad_rule_names_the_rule_and_the_others_load(project: Path) -> None:
     path = write(
         project / ".proctor/settings.json",
@@ -593,3 +609,83 @@ def test_add_and_remove_refuse_a_broken_file_and_leave_it_as_it_was(project: Pat
     write(local_file(project), perms(deny="Read"))
     with pytest.raises(SettingsWriteError, match=r"permissions\.deny"):
         remove_rule(local_file(project), "deny", "Read")
+
+
+def test_a_rule_is_not_written_into_json_nested_past_pythons_depth(project: Path) -> None:
+    bad = write(project / ".proctor/settings.local.json", "[" * 100_000)
+    with pytest.raises(SettingsWriteError, match="nested too deep"):
+        add_rule(bad, "allow", "Read")
+    assert bad.read_text() == "[" * 100_000
+
+
+@pytest.mark.parametrize("linked", ["folder", "file"])
+def test_a_project_settings_file_linked_out_of_the_project_is_not_written(
+    project: Path, tmp_path: Path, linked: str
+) -> None:
+    """A cloned `.proctor` that is a link to another folder (or a settings file linked to the
+    user's own) would have "don't ask again" or /permissions --project write outside the
+    project, or copy the user's settings into a file the repository commits."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    theirs = write(elsewhere / "settings.json", {"env": {"TOKEN": "secret"}})
+    if linked == "folder":
+        (project / ".proctor").symlink_to(elsewhere)
+    else:
+        (project / ".proctor").mkdir()
+        (project / ".proctor" / "settings.local.json").symlink_to(theirs)
+    before = {p.name: p.read_bytes() for p in elsewhere.iterdir()}
+    with pytest.raises(SettingsWriteError, match="outside the project"):
+        remember_allow_rule(project, "Bash(npm test:*)")
+    with pytest.raises(SettingsWriteError, match="outside the project"):
+        add_rule(project / ".proctor" / "settings.local.json", "deny", "Read", inside=project)
+    assert {p.name: p.read_bytes() for p in elsewhere.iterdir()} == before
+
+
+@pytest.mark.parametrize("where", ["project", "local"])
+def test_a_project_cannot_switch_off_the_users_own_claude_settings(
+    project: Path, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """`readClaudeSettings: false` in a cloned `.proctor` file turns off that project's own
+    `.claude` files; it once dropped the deny rules of your `~/.claude/settings.json` too."""
+    claude = tmp_path / "dot-claude"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
+    write(claude / "settings.json", perms(deny=["Bash(rm:*)"]))
+    name = "settings.json" if where == "project" else "settings.local.json"
+    write(project / ".proctor" / name, {"readClaudeSettings": False})
+    write(project / ".claude/settings.json", perms(allow=["Bash"]))
+    settings = load_settings(project)
+    assert rule_strings(settings, "deny") == [("Bash(rm:*)", "claude-user")]
+    assert rule_strings(settings, "allow") == []  # the project's own .claude file is off
+    assert settings.read_claude  # and ~/.claude's CLAUDE.md and rules are still read
+
+
+@pytest.mark.parametrize("name", [".claude/settings.json", ".mcp.json", ".proctor/settings.json"])
+@pytest.mark.parametrize("kind", ["link to /dev/zero", "fifo"])
+def test_a_settings_file_that_never_ends_is_reported_not_read(
+    project: Path, home: Path, name: str, kind: str
+) -> None:
+    """A cloned `.claude/settings.json` that is a link to /dev/zero (git keeps links) once
+    made proctor read until memory ran out as it opened the folder; a FIFO blocked it."""
+    import os
+
+    path = project / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/zero")
+    write(home / "settings.json", perms(deny=["Bash(rm:*)"]))
+    settings = load_settings(project)
+    (problem,) = [p for p in settings.problems if p.path == path]
+    assert "not a regular file" in problem.message and "ignored" in problem.message
+    assert rule_strings(settings, "deny") == [("Bash(rm:*)", "user")]
+
+
+def test_a_huge_settings_file_is_reported_not_read(project: Path) -> None:
+    from core.settings.read import MAX_SETTINGS_BYTES
+
+    big = write(project / ".proctor/settings.json", " " * MAX_SETTINGS_BYTES + "{}")
+    (problem,) = load_settings(project).problems
+    assert problem.path == big and "larger than" in problem.message
+    with pytest.raises(SettingsWriteError, match="larger than"):
+        add_rule(big, "allow", "Read")

@@ -132,3 +132,19 @@ async def test_a_broken_settings_file_is_never_overwritten(project: Path):
         await until(pilot, lambda: "no rule was added" in notices(app))
         assert "not valid JSON" in notices(app) and str(shared) in notices(app)
         assert shared.read_text() == broken and rules(app) == before
+
+
+async def test_a_rule_is_not_written_through_a_proctor_folder_linked_out_of_the_project(
+    project: Path, tmp_path: Path
+):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (project / ".proctor").symlink_to(elsewhere)
+    app = make_app(project, [[text("ok")]], prompt=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.live is not None)
+        before = rules(app)
+        await pilot.press(*"/permissions allow Bash(curl:*) --project", "enter")
+        await until(pilot, lambda: "no rule was added" in notices(app))
+        assert "outside the project" in notices(app)
+        assert list(elsewhere.iterdir()) == [] and rules(app) == before

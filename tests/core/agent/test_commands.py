@@ -312,7 +312,11 @@ def test_parts_are_found_in_the_template_and_arguments_never_add_one():
     )
     # What the arguments bring stays text: no run, no include, a run's words are quoted.
     parts = command_parts("!`echo $ARGUMENTS` $1", "'!`rm -rf ~`' @x; touch y")
-    assert parts == (Run("echo ''\"'\"'!`rm -rf ~`'\"'\"' @x; touch y'"), Text(" !`rm -rf ~`"))
+    (run, text) = parts
+    assert run.command == "echo $ARGUMENTS" and run.refused is not None  # it holds a backtick
+    assert text == Text(" !`rm -rf ~`")
+    parts = command_parts("!`echo $ARGUMENTS` $1", "'!rm -rf ~' @x; touch y")
+    assert parts == (Run("echo ''\"'\"'!rm -rf ~'\"'\"' @x; touch y'"), Text(" !rm -rf ~"))
 
 
 def test_an_at_sign_inside_a_word_is_not_an_include():
@@ -345,11 +349,26 @@ EVIL = [
     "`touch pwned`",
     'a\\"; touch pwned; echo \\"',
     "line\ntouch pwned",
+    "line\ntouch pwned #",
     "' \"$(touch pwned)\" '",
 ]
 
 
-@pytest.mark.parametrize("template", ["printf %s $1", 'printf %s "$1"', "printf %s '$1'"])
+@pytest.mark.parametrize(
+    "template",
+    [
+        "printf %s $1",
+        'printf %s "$1"',
+        "printf %s '$1'",
+        "printf %s $'$1'",  # ANSI-C quotes: a backslash escapes the quote that closes them
+        'printf %s "$(printf %s $1)"',  # a substitution's words are unquoted again
+        "printf %s \"$(printf %s '$1')\"",
+        'printf %s "$(printf %s "$1")"',
+        'printf %s "$( (true); printf %s "$1" )"',  # a subshell's ) is its own
+        'printf %s "$(case a in a) printf %s "$1";; esac)"',  # so is a case pattern's
+        'printf %s "$(case a in (a) printf %s "$1";; esac)"',
+    ],
+)
 @pytest.mark.parametrize("evil", EVIL)
 def test_an_argument_filled_into_a_run_is_data_for_the_real_shell(
     tmp_path: Path, template: str, evil: str
@@ -367,4 +386,49 @@ def test_an_argument_filled_into_a_run_is_data_for_the_real_shell(
         ["bash", "-c", run.command], cwd=tmp_path, capture_output=True, text=True, check=False
     )
     assert not (tmp_path / "pwned").exists()
-    assert done.stdout == evil, run.command
+    if "$(" in evil or "`" in evil:  # refused outright: see the arithmetic test below
+        assert run.refused is not None and run.command == template
+    else:
+        assert done.stdout == evil, run.command
+
+
+@pytest.mark.parametrize("evil", EVIL)
+def test_an_argument_filled_into_a_comment_stays_in_it(tmp_path: Path, evil: str):
+    """After `#` the rest of the line is a comment; a newline in the argument must not end
+    it and start a command of the argument's making."""
+    import shlex
+    import subprocess
+
+    from core.agent.command_parts import Run, command_parts
+
+    (run,) = command_parts("!`printf %s kept # see $1`", shlex.quote(evil))
+    assert isinstance(run, Run)
+    done = subprocess.run(
+        ["bash", "-c", run.command], cwd=tmp_path, capture_output=True, text=True, check=False
+    )
+    assert not (tmp_path / "pwned").exists()
+    assert done.stdout == "kept", run.command
+
+
+@pytest.mark.parametrize(
+    "template", ["echo $(( 1 + $1 ))", 'echo "$(( $1 ))"', "[[ 1 -eq $1 ]]", 'echo "${A[$1]}"']
+)
+def test_an_argument_that_would_substitute_a_command_is_never_filled_into_a_run(
+    tmp_path: Path, template: str
+):
+    """Bash evaluates `$(( ))`, `[[ -eq ]]` and array indexes as arithmetic, where even a
+    quoted 'a[$(touch pwned)]' runs its substitution: no quoting makes such a value data
+    there, so a run it would be filled into is not run at all (and the person is told)."""
+    import shlex
+    import subprocess
+
+    from core.agent.command_parts import Run, command_parts
+
+    evil = "a[$(touch pwned)]"
+    (run,) = command_parts(f"!`{template}`", shlex.quote(evil))
+    assert isinstance(run, Run) and run.refused is not None
+    assert "$(" in run.refused or "`" in run.refused
+    subprocess.run(["bash", "-c", run.command], cwd=tmp_path, capture_output=True, check=False)
+    assert not (tmp_path / "pwned").exists()  # nor does the text it keeps run anything
+    (plain,) = command_parts(f"!`{template}`", "7")
+    assert isinstance(plain, Run) and plain.refused is None

@@ -212,11 +212,39 @@ async def test_without_claude_settings_the_users_claude_commands_and_skills_stay
     assert "Tidy the desk." in await model_loads_tidy()
     if switch == "env":
         monkeypatch.setenv("PROCTOR_NO_CLAUDE_SETTINGS", "1")
-    else:
-        (project / ".proctor").mkdir()
-        (project / ".proctor" / "settings.json").write_text('{"readClaudeSettings": false}')
+    else:  # the person's own proctor settings: a project's file cannot say this for them
+        user_dir = tmp_path / "proctor-home"
+        user_dir.mkdir()
+        (user_dir / "settings.json").write_text('{"readClaudeSettings": false}')
+        monkeypatch.setenv("PROCTOR_CONFIG_DIR", str(user_dir))
     for name in ("greet", "tidy"):
         status, _, err = await run(project, f"/{name} x", capsys)
         assert status == 2 and f"no /{name} command" in err
     said = await model_loads_tidy()
     assert "There is no skill 'tidy' in this session" in said and "Tidy the desk." not in said
+
+
+async def test_an_argument_that_would_substitute_a_command_runs_nothing(project: Path, capsys):
+    # Red team: under a grant of all of Bash, arithmetic would run the argument's $(...).
+    (project / ".claude" / "commands" / "sum.md").write_text(
+        "---\nallowed-tools: Bash\n---\nTotal: !`echo $(( 1 + $1 ))`"
+    )
+    out = io.StringIO()
+    scenario = str(project / ".scenario.json")
+    options = HeadlessOptions(
+        prompt="/sum 'a[$(touch pwned)]'",
+        cwd=project,
+        demo=True,
+        scenario=scenario,
+        demo_speed=0.0,
+        trust=True,
+    )
+    assert await run_headless(options, out) == 0
+    assert not (project / "pwned").exists()
+    assert "/sum: !`echo $(( 1 + $1 ))` was not run: an argument holds $(" in (
+        capsys.readouterr().err
+    )
+    options = HeadlessOptions(
+        prompt="/sum 41", cwd=project, demo=True, scenario=scenario, demo_speed=0.0, trust=True
+    )
+    assert await run_headless(options, out) == 0

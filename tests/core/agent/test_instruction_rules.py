@@ -92,6 +92,18 @@ def test_html_comments_outside_code_never_reach_the_model(user_dir: Path, repo: 
     )
 
 
+def test_a_comment_in_an_indented_code_block_is_an_example_and_kept() -> None:
+    """Four spaces after a blank line make a code block as a fence does: the comment in it
+    is what the example shows, not a note for people."""
+    text = (
+        "Mark generated files:\n\n    <!-- generated: do not edit -->\n    <header/>\n\n"
+        "Done. <!-- a note -->\n"
+    )
+    assert strip_html_comments(text) == (
+        "Mark generated files:\n\n    <!-- generated: do not edit -->\n    <header/>\n\nDone. \n"
+    )
+
+
 def test_a_comment_never_closed_is_left_as_written() -> None:
     text = "Rule one.\n<!-- forgot to close\nRule two.\n"
     assert strip_html_comments(text) == text
@@ -181,3 +193,15 @@ def test_brace_patterns_match_each_choice_and_a_bad_pattern_is_reported(
     session = InstructionSet(repo, start)
     assert session.on_read(repo / "web" / "a.js") == []
     assert [f.path.name for f in session.on_read(repo / "web" / "ui" / "b.tsx")] == ["ts.md"]
+
+
+def test_a_pattern_whose_braces_multiply_out_of_reach_is_reported_not_expanded(
+    user_dir: Path, repo: Path
+) -> None:
+    # Forty {a,b} groups are 2**40 patterns: written out, a cloned project's rule would hang
+    # proctor while it opens (project rules are read before the trust question).
+    write(repo / ".claude" / "rules" / "bomb.md", f'---\npaths: "{"{a,b}" * 40}"\n---\nHi.\n')
+    start = load_instructions(repo)
+    assert [f.path.name for f in start.files] == ["bomb.md"]
+    assert len(start.problems) == 1 and "cannot be read" in start.problems[0]
+    assert "more than" in start.problems[0]

@@ -329,3 +329,21 @@ async def test_a_projects_rules_are_in_the_trust_question_and_wait_for_trust(
         assert "lib rule: regenerate it." in json.dumps(second["messages"][-1])
     finally:
         await live.close()
+
+
+async def test_an_import_a_read_ask_rule_covers_is_left_out(project: Path) -> None:
+    # Red team: "ask me before anything reads docs/" must hold for an @import too. Nobody is
+    # asked about an instruction file, so an ask is a no, as for a command's @path include.
+    (project / ".proctor").mkdir()
+    (project / ".proctor" / "settings.local.json").write_text(
+        json.dumps({"permissions": {"ask": ["Read(./docs/**)"]}})
+    )
+    live, requests = await run_reading(project, trusted=True)
+    try:
+        sent = json.dumps(requests)
+        assert "make check" in sent and "Prefer tabs" not in sent  # CLAUDE.md goes, not docs/
+        assert live.instructions is not None
+        problems = "\n".join(live.instructions.problems)
+        assert "style.md: the ask rule Read(./docs/**)" in problems
+    finally:
+        await live.close()

@@ -87,7 +87,9 @@ def test_max_thinking_tokens_is_read_the_seeds_systems_way() -> None:
     assert thinking_env({}).budget is None and not thinking_env({}).off
     assert thinking_env({"MAX_THINKING_TOKENS": "0"}).off
     assert thinking_env({"MAX_THINKING_TOKENS": "8000"}).budget == 8_000
-    for bad in ("-1", "8k", "1.5", "lots"):
+    # "²" and "١٠٠٠" are digits to str.isdigit (the first once made int() raise as the
+    # session opened), and five thousand 9s more than int() reads: each is said, not used.
+    for bad in ("-1", "8k", "1.5", "lots", "²", "١٠٠٠", "9" * 5000):
         said = thinking_env({"MAX_THINKING_TOKENS": bad})
         assert said.budget is None and not said.off
         assert said.problem is not None and repr(bad) in said.problem

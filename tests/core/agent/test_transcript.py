@@ -238,6 +238,23 @@ def test_a_garbled_middle_line_is_skipped_and_reported(tmp_path: Path) -> None:
     assert "not an object" in str(transcript.problems[1])
 
 
+def test_a_line_nested_past_pythons_depth_is_garbled_not_a_crash(tmp_path: Path) -> None:
+    """`[[[[…` a hundred thousand deep is valid-looking JSON that Python cannot parse: once
+    it made resuming (and listing) the session raise RecursionError."""
+    from core.agent.sessions import create_session, list_sessions
+
+    path = tmp_path / "t.jsonl"
+    lines = [json.dumps(message_record("user", "one")), "[" * 100_000 + "]" * 100_000]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    transcript = Transcript(path)
+    assert [r["content"] for r in read_all(transcript)] == ["one"]
+    assert [(p.line, p.kind) for p in transcript.problems] == [(2, "garbled")]
+
+    session = create_session(tmp_path / "project")
+    session.transcript_path.write_text("[" * 100_000 + "\n", encoding="utf-8")
+    assert [s.session.id for s in list_sessions(tmp_path / "project")] == [session.id]
+
+
 def test_a_missing_transcript_reads_as_empty(tmp_path: Path) -> None:
     transcript = Transcript(tmp_path / "nothing.jsonl")
     assert read_all(transcript) == [] and transcript.repair() is None

@@ -524,3 +524,49 @@ async def test_a_refusal_names_the_skill_file_that_listed_the_tools(tmp_path: Pa
     assert (
         refused.decided_by.detail == f"the allowed-tools of the skill 'run-tests' in {skill_file}"
     )
+
+
+# -- a project's skill cannot bring in other files on this machine ---------------------------
+
+
+@pytest.mark.parametrize("linked", ["file", "folder"])
+def test_a_project_skill_that_links_out_of_the_project_is_not_offered(
+    homes: dict[str, Path], tmp_path: Path, linked: str
+) -> None:
+    """A cloned SKILL.md that is a link to ~/.aws/credentials (or a skill folder linked to
+    ~/.ssh) would put that file's first paragraph in the Skill tool's description, sent with
+    every request, and its text in the conversation once loaded: nobody asked to read it."""
+    secret = tmp_path / "home" / "creds" / "SKILL.md"
+    secret.parent.mkdir(parents=True)
+    secret.write_text("aws_secret_access_key = SECRET-TOKEN\n")
+    homes["project"].mkdir(parents=True)
+    if linked == "file":
+        (homes["project"] / "creds").mkdir()
+        (homes["project"] / "creds" / "SKILL.md").symlink_to(secret)
+    else:
+        (homes["project"] / "creds").symlink_to(secret.parent)
+    write_skill(homes["project"], "deploy", skill_text("deploy", "Ship the site."))
+    catalog = session_skills(homes["cwd"])
+    assert [s.name for s in catalog.skills] == ["deploy"]
+    (problem,) = catalog.problems
+    assert "outside the project" in str(problem) and "SECRET" not in str(problem)
+    # Nor when the model asks for it by name, as for a skill added since the session began.
+    assert catalog.rescanned().find("creds") is None
+
+
+def test_a_users_own_skill_may_be_a_link(homes: dict[str, Path], tmp_path: Path) -> None:
+    kept = tmp_path / "dotfiles" / "notes" / "SKILL.md"
+    kept.parent.mkdir(parents=True)
+    kept.write_text(skill_text("notes", "Write release notes."))
+    homes["claude"].mkdir(parents=True)
+    (homes["claude"] / "notes").symlink_to(kept.parent)
+    assert [s.name for s in session_skills(homes["cwd"]).skills] == ["notes"]
+
+
+def test_a_huge_skill_file_is_reported_not_read(homes: dict[str, Path]) -> None:
+    from core.tools.skill_files import MAX_SKILL_BYTES
+
+    write_skill(homes["project"], "big", skill_text("big", "Huge.", "x" * MAX_SKILL_BYTES))
+    catalog = session_skills(homes["cwd"])
+    assert catalog.skills == ()
+    assert "larger than 256 KB" in str(catalog.problems[0])
