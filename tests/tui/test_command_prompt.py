@@ -46,16 +46,16 @@ async def test_the_typed_line_shows_and_the_expansion_folds_under_it(project: Pa
         assert "sent to the model as 3 lines" in shown(block)
         assert "Review app.py closely." not in shown(block)
         assert app.book.turns[0].prompt == "/review app.py"
+        # A busy machine may still be laying out: click only what is on screen, and wait
+        # for the fold to change rather than for a fixed number of frames.
+        await until(pilot, lambda: block.region.area > 0, "the block on screen")
         await pilot.click(block)
-        await pilot.pause()
-        assert "Review app.py closely.\nCheck its tests too." in shown(block)
+        await until(pilot, lambda: "Review app.py closely.\nCheck its tests too." in shown(block))
         await pilot.click(block)
-        await pilot.pause()
-        assert "Review app.py closely." not in shown(block)
+        await until(pilot, lambda: "Review app.py closely." not in shown(block))
         block.focus()
         await pilot.press("enter")
-        await pilot.pause()
-        assert "Then say what you found." in shown(block)
+        await until(pilot, lambda: "Then say what you found." in shown(block))
         # A plain prompt is only its text, and takes no focus.
         app.prompt_input.focus()
         await pilot.press(*"hello", "enter")
@@ -70,9 +70,9 @@ async def test_the_typed_line_shows_and_the_expansion_folds_under_it(project: Pa
         first, second = resumed.conversation.query(PromptBlock)
         assert shown(first).splitlines()[0] == "/review app.py"
         assert "Review app.py closely." not in shown(first)
+        await until(pilot, lambda: first.region.area > 0, "the block on screen")
         await pilot.click(first)
-        await pilot.pause()
-        assert "Review app.py closely." in shown(first)
+        await until(pilot, lambda: "Review app.py closely." in shown(first), "the fold to open")
         assert shown(second) == "hello"
 
 

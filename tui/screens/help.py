@@ -55,6 +55,7 @@ def key_places() -> list[tuple[str, type[DOMNode]]]:
     from ..screens.status import StatusScreen
     from ..screens.trust import TrustScreen
     from ..screens.viewer import OutputViewerScreen
+    from ..widgets.prompt_block import PromptBlock
     from ..widgets.prompt_input import PromptInput
     from ..widgets.tool_queue import ToolQueue
     from ..widgets.tool_run import ToolRun
@@ -63,6 +64,7 @@ def key_places() -> list[tuple[str, type[DOMNode]]]:
         ("In the prompt", PromptInput),
         ("In the tool queue", ToolQueue),
         ("On a call in the conversation", ToolRun),
+        ("On a slash command's line in the conversation", PromptBlock),
         ("In a permission dialog", PermissionScreen),
         ("In the plan dialog", PlanScreen),
         ("When the agent asks", QuestionScreen),
