@@ -6,7 +6,7 @@ it is positively recognised as such.
 
 from core.bash.analysis import BashAnalysis, analyze
 from core.bash.parse import Redirect, SimpleCommand
-from core.bash.paths import touched_paths
+from core.bash.paths import option_writes, touched_paths
 from core.bash.wrappers import SAFE_ENV_VARS, strip_safe_assignments, unwrap
 
 __all__ = [
@@ -15,6 +15,7 @@ __all__ = [
     "Redirect",
     "SimpleCommand",
     "analyze",
+    "option_writes",
     "strip_safe_assignments",
     "touched_paths",
     "unwrap",

@@ -13,7 +13,7 @@ installs are absent on purpose.
 
 from __future__ import annotations
 
-from core.bash.flags import Spec, spec
+from core.bash.flags import WRITES_FILE, Spec, spec
 
 _NO_OPERANDS: dict[str, int] = {"max_operands": 0}
 
@@ -104,7 +104,7 @@ READ_ONLY: dict[str, Spec] = {
         " --reverse --version-sort --sort= --check? --merge --key= --field-separator="
         " --buffer-size= --temporary-directory=/ --unique --zero-terminated --stable --debug"
         " --parallel= --batch-size= --files0-from=/ --help --version",
-        ("-o/ --output=/", "writes the sorted result to a file"),
+        ("-o/ --output=/", "writes the sorted result to a file", WRITES_FILE),
         ("--compress-program=", "runs a program to compress temporary files"),
     ),
     "uniq": spec(
@@ -178,7 +178,7 @@ READ_ONLY: dict[str, Spec] = {
         " -L: -P: -I: --gitignore --noreport --dirsfirst --filesfirst --charset= --prune"
         " --filelimit= --du --si --inodes --device --matchdirs --ignore-case --sort="
         " --metafirst --info --fromfile --help --version",
-        ("-o/", "writes the listing to a file"),
+        ("-o/", "writes the listing to a file", WRITES_FILE),
         ("-R", "with -H or -o writes an index file into every directory"),
         check="tree",  # refuses clusters (readonly.py)
     ),
@@ -193,7 +193,7 @@ READ_ONLY: dict[str, Spec] = {
     ),
     "base64": spec(
         "-d -D -i -w: -b: --decode --ignore-garbage --wrap= --break= --help --version",
-        ("-o/ --output=/", "writes the result to a file (BSD and macOS base64)"),
+        ("-o/ --output=/", "writes the result to a file (BSD and macOS base64)", WRITES_FILE),
         max_operands=1,
     ),
     "xxd": spec(

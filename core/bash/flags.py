@@ -36,6 +36,14 @@ class Arg(Enum):
 class Flag:
     arg: Arg
     unsafe: str = ""  # why the flag can write files or run programs; "" when harmless
+    writes: bool = False
+    """Its value names a file the program writes (`sort -o FILE`): judged as a write, like a
+    redirection's target, even when a person's prefix rule allows the program."""
+
+
+WRITES_FILE = "writes-file"
+"""The third item of an unsafe group whose flags name a file the program writes:
+`("-o/ --output=/", "writes the sorted result to a file", WRITES_FILE)`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,10 +63,12 @@ class Spec:
 _SUFFIXES = {"=/": Arg.PATH, "=": Arg.VALUE, ":": Arg.VALUE, "/": Arg.PATH, "?": Arg.ATTACHED}
 
 
-def table(text: str, *unsafe: tuple[str, str]) -> dict[str, Flag]:
-    """Build a flag table from the mini-syntax; `unsafe` pairs flags with why they are unsafe."""
+def table(text: str, *unsafe: tuple[str, ...]) -> dict[str, Flag]:
+    """Build a flag table from the mini-syntax; `unsafe` pairs flags with why they are unsafe
+    (and, third, `WRITES_FILE` when their value is a file the program writes)."""
     flags: dict[str, Flag] = {}
-    for group, why in ((text, ""), *unsafe):
+    for group, why, *marks in ((text, ""), *unsafe):
+        writes = WRITES_FILE in marks
         for token in group.split():
             name, arg = token, Arg.NONE
             for suffix in ("=/", "=", ":", "/", "?"):
@@ -66,11 +76,11 @@ def table(text: str, *unsafe: tuple[str, str]) -> dict[str, Flag]:
                     name = token[: -len(suffix)]
                     arg = _SUFFIXES[suffix]
                     break
-            flags[name] = Flag(arg, why)
+            flags[name] = Flag(arg, why, writes)
     return flags
 
 
-def spec(text: str, *unsafe: tuple[str, str], **options: Any) -> Spec:
+def spec(text: str, *unsafe: tuple[str, ...], **options: Any) -> Spec:
     return Spec(table(text, *unsafe), **options)
 
 
@@ -81,6 +91,9 @@ class Scan:
     paths: list[str] = field(default_factory=list)  # flag values that name files
     unknown: str = ""  # the first flag not in the table; the scan stopped there
     unsafe: tuple[str, str] | None = None  # the first unsafe flag and why
+    written: list[str | None] = field(default_factory=list)
+    """Values of flags that name a file the program writes; None where such a flag's file
+    is not named (an optional value left out: the program's default file)."""
     rest: list[str] = field(default_factory=list)  # words after the first operand (stop mode)
 
     def has(self, *names: str) -> bool:
@@ -93,6 +106,8 @@ def _take(scan: Scan, name: str, flag: Flag, value: str | None) -> None:
         scan.paths.append(value)
     if flag.unsafe and scan.unsafe is None:
         scan.unsafe = (name, flag.unsafe)
+    if flag.writes:
+        scan.written.append(value)
 
 
 def scan(args: Sequence[str], spec: Spec) -> Scan:

@@ -13,7 +13,7 @@ in .git/config) is outside what a command line can show; the file tools guard .g
 
 from __future__ import annotations
 
-from core.bash.flags import Spec, scan, spec, table
+from core.bash.flags import WRITES_FILE, Spec, scan, spec, table
 
 GLOBAL = spec(
     "-P --no-pager --no-optional-locks --literal-pathspecs --glob-pathspecs"
@@ -54,7 +54,7 @@ _DIFF = (
     " --combined-all-paths --remerge-diff --diff-merges= --no-diff-merges"
 )
 _UNSAFE_DIFF = (
-    ("--output=/", "writes its output to a file"),
+    ("--output=/", "writes its output to a file", WRITES_FILE),
     ("--ext-diff", "runs the external diff program from the configuration"),
     ("--textconv", "runs text-conversion filters from the configuration"),
 )

@@ -156,6 +156,67 @@ def touched_paths(cmd: SimpleCommand) -> tuple[str, ...] | None:
     return tuple(own + paths + redirects)
 
 
+# find's actions that write the file named by the next word.
+_FIND_WRITES = frozenset({"-fls", "-fprint", "-fprint0", "-fprintf"})
+
+
+def option_writes(cmd: SimpleCommand) -> tuple[str | None, ...]:
+    """Files a command writes through its own words rather than a redirection: `sort -o F`,
+    `git diff --output=F`, `time -o F cmd`, `find . -fprint F`, `uniq IN OUT`. The chain judges
+    each as a write, exactly like `> F`, so a person's `Bash(sort:*)` allows sorting, not
+    writing /etc/x. None stands for a write whose file cannot be named here (a flag the
+    table does not know stopped the scan before a writing flag could be seen, an optional
+    file left out): a write nobody can check, which asks."""
+    if not cmd.argv:
+        return ()
+    written: list[str | None] = []
+    current: tuple[str, ...] | None = cmd.argv
+    argv = cmd.argv
+    while current is not None:
+        argv = current
+        name = base_name(current[0])
+        table = WRAPPERS.get(name)
+        if table is not None:
+            found = scan(current[1:], table)
+            written += found.written
+            if name == "xargs":  # runs the rest with more operands added at the end
+                current = tuple(found.operands + found.rest) or None
+                continue
+        current = unwrap_once(current)
+    return tuple(written + _program_writes(argv))
+
+
+def _program_writes(argv: tuple[str, ...]) -> list[str | None]:
+    name = base_name(argv[0])
+    args = rest = argv[1:]
+    if name == "find":
+        return [
+            args[i + 1] if i + 1 < len(args) else None
+            for i, word in enumerate(args)
+            if word in _FIND_WRITES
+        ]
+    if name == "git":
+        problem, sub, rest, _ = split_global(args)
+        if problem or sub is None:
+            return []  # refused or asked for its own reasons; no subcommand writes here
+        table: Spec | None = SUBCOMMANDS.get(sub)
+    elif name == "sed":
+        table = SED
+    elif name in ("awk", "gawk", "mawk"):
+        table = AWK
+    else:
+        table = READ_ONLY.get(name) or WRITERS.get(name)
+    if table is None:
+        return []
+    found = scan(rest, table)
+    written = list(found.written)
+    if found.unknown and any(flag.writes for flag in table.flags.values()):
+        written.append(None)  # `sort --out=/x`: an abbreviation, or a flag we do not know
+    if name == "uniq" and len(found.operands) > 1:
+        written.append(found.operands[1])  # uniq IN OUT writes OUT
+    return written
+
+
 _CHDIR = {"env": ("-C", "--chdir"), "sudo": ("-D", "--chdir")}
 
 

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 
 from core.bash.commands import READ_ONLY
-from core.bash.flags import Spec, scan, spec
+from core.bash.flags import WRITES_FILE, Spec, scan, spec
 from core.bash.git import (
     LIST_FILTERS,
     REMOTE_ACTIONS,
@@ -70,7 +70,7 @@ AWK = spec(
     " -V --version --",
     ("-f/ --file=/ -E/ --exec=/ -i/ --include=/", "reads a program this check cannot read"),
     ("-l: --load=", "loads a compiled extension"),
-    ("-o? --pretty-print? -p? --profile? -d? --dump-variables?", "writes a file"),
+    ("-o? --pretty-print? -p? --profile? -d? --dump-variables?", "writes a file", WRITES_FILE),
 )
 
 

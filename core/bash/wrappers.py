@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import shlex
 
-from core.bash.flags import Spec, scan, spec
+from core.bash.flags import WRITES_FILE, Spec, scan, spec
 from core.bash.parse import SimpleCommand
 
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
@@ -26,7 +26,8 @@ WRAPPERS: dict[str, Spec] = {
         stop_at_operand=True,
     ),
     "time": spec(
-        "-p -a -q -v --portability --append --quiet --verbose -f: --format= -o/ --output=/",
+        "-p -a -q -v --portability --append --quiet --verbose -f: --format=",
+        ("-o/ --output=/", "writes its timing to a file", WRITES_FILE),
         stop_at_operand=True,
     ),
     "nice": spec("-n: --adjustment=", numeric=True, stop_at_operand=True),

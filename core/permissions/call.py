@@ -18,7 +18,7 @@ from typing import Any
 from ..access.context import ToolPermissionContext
 from ..access.paths import inside_working_dirs
 from ..access.targets import CommandTarget, RuleTarget
-from ..bash import BashAnalysis, SimpleCommand, analyze, touched_paths, unwrap
+from ..bash import BashAnalysis, SimpleCommand, analyze, option_writes, touched_paths, unwrap
 from ..tool import Tool
 from .globs import expand, is_glob
 from .shell_places import ShellPlaces, shell_places
@@ -109,7 +109,9 @@ class Call:
         return inside_working_dirs(expand_home(path), self.cwd, directories)
 
     def writes(self) -> Iterator[str | None]:
-        """Files a shell command writes through redirections (None: a target not known)."""
+        """Files a shell command writes through redirections and through its own options
+        (`sort -o F`, `git diff --output=F`: core/bash/paths.py `option_writes`); None: a
+        file not known."""
         if self.analysis is not None:
             for part, command in enumerate(self.analysis.commands):
                 for redirect in command.redirects:
@@ -118,6 +120,8 @@ class Call:
                             () if redirect.target is None else self.places(redirect.target, part)
                         )
                         yield from places or (None,)
+                for written in option_writes(command):
+                    yield from (() if written is None else self.places(written, part)) or (None,)
 
 
 def prepare(
