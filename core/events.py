@@ -307,6 +307,15 @@ class McpServerChanged(EngineEvent):
     transport: str = "stdio"
 
 
+@dataclass(slots=True, kw_only=True)
+class CommandPrepared(EngineEvent):
+    """A slash command's `@path` files were read and its !`cmd` lines run: `text` is what the
+    model is really sent, so a front end showing the command's text shows this instead."""
+
+    kind: ClassVar[str] = "command_prepared"
+    text: str
+
+
 EventSink = Callable[[EngineEvent], None]
 
 

@@ -36,7 +36,7 @@ from textual.timer import Timer
 
 from core.access.modes import MODE_LABELS
 from core.agent.events import RecordNotWritten, TurnEnded
-from core.events import EngineEvent, McpServerChanged, ModeChanged
+from core.events import CommandPrepared, EngineEvent, McpServerChanged, ModeChanged
 from themes import APP_STYLESHEET
 
 from .bridge import EventBridge
@@ -435,6 +435,10 @@ class ProctorApp(KeyActions):
                 self.book.begin_turn(event.prompt, event.at)
                 with contextlib.suppress(NoMatches):  # (no conversation while closing)
                     self.conversation.add_prompt(event.prompt, event.expansion)
+                continue
+            if isinstance(event, CommandPrepared):  # the text really sent, once prepared
+                with contextlib.suppress(NoMatches):
+                    self.conversation.show_prepared(event.text)
                 continue
             try:
                 self.book.apply(event)

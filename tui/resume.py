@@ -55,6 +55,9 @@ async def resume_in_place(app: ProctorApp, wanted: str) -> None:
         return
     if not prepared.resumed:  # a demo whose scratch copy is gone: a new session, not it
         _discard(prepared, current)
+        from core.agent.sessions import remove_unused
+
+        await asyncio.to_thread(remove_unused, prepared.session)  # made by prepare: unused
         said = "that demo session's scratch workspace is gone, so it cannot be carried on"
         app.conversation.add_notice(f"/resume: {said}; nothing changed.", "warning")
         return

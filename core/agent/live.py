@@ -24,7 +24,14 @@ from .. import __version__
 from ..access.context import PermissionMode
 from ..access.modes import DEFAULT_CYCLE, cycle_mode, switch_mode
 from ..app_state import AppState, AppStateStore
-from ..events import EventSink, HookRan, ModeChanged, ModeChanger, TodosChanged
+from ..events import (
+    CommandPrepared,
+    EventSink,
+    HookRan,
+    ModeChanged,
+    ModeChanger,
+    TodosChanged,
+)
 from ..executor import ExecutorServices
 from ..executor.waiting import WaitingAsks, redeciding_on_mode_change
 from ..hook_runner import CommandHookRunner
@@ -268,6 +275,7 @@ class LiveSession:
                 self.services.emit(ended)
                 return ended
             text = prepared
+            self.services.emit(CommandPrepared(text=prepared))
         if not prompt.model:
             return await self.loop.send(text, typed=typed)
         client, compactor = self.model, self.loop.compactor

@@ -182,6 +182,20 @@ def create_session(project: Path, *, model: str = "", workspace: Path | None = N
     return session
 
 
+def remove_unused(session: Session) -> None:
+    """Remove a session `create_session` made that was never used after all (its transcript
+    still empty), so a refusal after preparing it leaves nothing behind; one that holds
+    anything is kept."""
+    with contextlib.suppress(FileNotFoundError):
+        if session.transcript_path.stat().st_size:
+            return
+    for name in (META_NAME, TRANSCRIPT_NAME):
+        with contextlib.suppress(FileNotFoundError):
+            (session.directory / name).unlink()
+    with contextlib.suppress(OSError):  # something else was put there: keep it
+        session.directory.rmdir()
+
+
 def new_session_id(now: float | None = None) -> str:
     moment = datetime.fromtimestamp(time.time() if now is None else now, tz=UTC)
     return f"{moment.strftime(_ID_TIME_FORMAT)}-{secrets.token_hex(2)}"

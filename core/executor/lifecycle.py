@@ -93,6 +93,8 @@ BY_PERSON = DecidedBy("user", "the person said no")
 _PUT_TO_THE_PERSON = frozenset({"ExitPlanMode", "AskUserQuestion"})
 """The tools whose own result may be the person's "no" (`call_outcome` reads them)."""
 BY_BROKEN_PROMPT = DecidedBy("default", "the approval prompt failed")
+BY_CANCELLING = DecidedBy("default", "the call was cancelled while its question waited")
+BY_UNASKABLE = DecidedBy("default", "the question could not be put to the person")
 
 REJECTED_BY_USER = (
     "The user doesn't want to proceed with this tool use. The call was rejected and did not run "
@@ -152,6 +154,7 @@ class _CallRun:
         "call",
         "context",
         "on_progress",
+        "question_open",
         "services",
         "stage",
         "state",
@@ -177,6 +180,8 @@ class _CallRun:
         self.stage: Stage = "lookup"
         self.tool_name = call.name
         self.waited_s = 0.0
+        self.question_open = False
+        """A question the chain logged as `ask` that has no end yet (`end_question`)."""
 
     def fail(self, message: str) -> _Stop:
         return _Stop(error_outcome(self.call, self.stage, message))
@@ -380,15 +385,39 @@ class _CallRun:
             services.permission_port is None or self.context.permission_context.avoid_prompts
         ):
             decision = nobody_to_answer(tool.name, decision)
+            # The chain logged the `ask`; the log must also say how that question ended.
+            self.end_question(decision.decided_by)
         if isinstance(decision, Deny):
             raise self.deny(decision.decided_by, decision.message)
-        before = parsed
-        if decision.updated_input is not None:
-            parsed = self.reparse(tool, decision.updated_input, "")
-        if isinstance(decision, Ask):
+        if isinstance(decision, Allow):
+            parsed = self.reparse_decided(tool, parsed, decision)
+            return parsed, decision.sandbox
+        self.question_open = True
+        try:
+            before = parsed
+            parsed = self.reparse_decided(tool, parsed, decision)
             return await self.ask_user(tool, parsed, decision, before, pre)
-        assert isinstance(decision, Allow)
-        return parsed, decision.sandbox
+        except asyncio.CancelledError:
+            if self.question_open:  # esc, an interrupt, a sibling's error
+                self.end_question(BY_CANCELLING)
+            raise
+        except BaseException:
+            if self.question_open:  # an input that no longer parses: refused unasked
+                self.end_question(BY_UNASKABLE)
+            raise
+
+    def reparse_decided(self, tool: AnyTool, parsed: Any, decision: Allow | Ask) -> Any:
+        if decision.updated_input is None:
+            return parsed
+        return self.reparse(tool, decision.updated_input, "")
+
+    def end_question(self, decided_by: DecidedBy) -> None:
+        """Closes a question the chain logged as `ask` that no person answered: the
+        audit log (`auditing`) writes it as withdrawn, saying what ended it."""
+        self.question_open = False
+        self.services.emit(
+            PermissionAnswered(answer=Reject(), decided_by=decided_by, **self.event_fields())
+        )
 
     async def ask_user(
         self, tool: AnyTool, parsed: Any, decision: Ask, before: Any, pre: PreToolUseOutcome
@@ -413,7 +442,6 @@ class _CallRun:
             command=self.command_of(tool, parsed),
         )
         services.emit(PermissionAsked(request=request, **self.event_fields()))
-        refused_by = BY_PERSON
         asked_at = time.monotonic()
         try:
             answer = await services.waiting.answer_or_settled(
@@ -422,12 +450,20 @@ class _CallRun:
                 lambda: self.decide_again(tool, before, pre),
             )
         except Exception as error:
+            # Nobody said no: the record and the model's words say the prompt broke.
             self.notice("error", f"The approval prompt failed ({error}); the call was refused.")
-            answer, refused_by = Reject(), BY_BROKEN_PROMPT
+            self.end_question(BY_BROKEN_PROMPT)
+            raise self.deny(
+                BY_BROKEN_PROMPT,
+                f"{tool.name} needs approval, but the question could not be shown to the "
+                f"user (the approval prompt failed: {error}), so it was not run.",
+            ) from None
         finally:
             self.waited_s += time.monotonic() - asked_at
         if isinstance(answer, Allow | Deny):
+            self.question_open = False
             return self.settled_without_answer(tool, before, answer)
+        self.question_open = False
         services.emit(PermissionAnswered(answer=answer, **self.event_fields()))
         try:
             await services.permissions.record_answer(request, answer, self.context)
@@ -439,7 +475,7 @@ class _CallRun:
                 if answer.feedback
                 else " Stop and wait for the user to say how to proceed."
             )
-            raise self.deny(refused_by, REJECTED_BY_USER + instead)
+            raise self.deny(BY_PERSON, REJECTED_BY_USER + instead)
         if isinstance(answer, Approve) and answer.updated_input is not None:
             parsed = self.reparse(
                 tool, answer.updated_input, "The input the user approved is not valid. "

@@ -16,8 +16,9 @@ and app session in tests/test_audit_headless.py, tests/tui/test_audit_app.py):
   check that raised is a refused decision whose `decided_by` names the failure.
 - `answer`: the person's choice and the rule it really kept, which may be the suggested one.
 - `mode`: a change of mode, from and to, and by whom (`ModeChanger`).
-- `withdrawn`: a question nobody answered because a change of mode settled it, with what
-  settled it; so every question in the log has its end (an answer or this).
+- `withdrawn`: a question nobody answered, with what ended it: a change of mode that settled
+  it, a prompt that failed, nobody there to ask, the call cancelled while it waited. So every
+  `ask` in the log has exactly one end (an answer or this).
 
 A log that cannot be written never stops a decision: the log is a record, not a guard (the
 decisions it records are made the same either way), and making every call ask because a disk
@@ -124,7 +125,7 @@ class AuditLog:
 
     def withdrawn(self, event: PermissionAnswered, agent: str | None) -> None:
         """A question withdrawn unanswered: the chain, asked again once the mode changed,
-        settled it (`event.decided_by` says how)."""
+        settled it, or the executor refused it unanswered (`event.decided_by` says how)."""
         assert event.decided_by is not None
         self._write(
             {

@@ -156,3 +156,24 @@ async def test_esc_stops_a_running_line_and_nothing_is_sent(project: Path):
         assert app.live.store.get().permission_context.skill_scopes == ()
         [call] = app.book.calls.values()
         assert call.state != "running"
+
+
+async def test_the_fold_under_the_typed_line_shows_the_text_really_sent(project: Path):
+    from tui.widgets.prompt_block import PromptBlock
+
+    body = "---\nallowed-tools: Bash(echo:*), Read\n---\nNow: !`echo ran-$1`\nSee @notes.md."
+    command(project, "standup", body)
+    app = make_app(project, [[text("Seen.")]], prompt=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await run_command(app, pilot, "/standup friday")
+        [block] = app.conversation.query(PromptBlock)
+        await until(pilot, lambda: "ran-friday" in block.expansion)
+        assert block.text == "/standup friday"
+        assert block.expansion.strip() == sent(app).strip()
+        lines = len(sent(app).strip().splitlines())  # the folded line counts what was sent
+        assert f"sent to the model as {lines} lines of text" in str(block.render())
+        await pilot.click(block)
+        await until(pilot, lambda: block.expanded)
+        shown = str(block.render())
+        assert "Now: ran-friday" in shown and "The notes say: ship on Friday." in shown
+        assert "!`echo" not in shown

@@ -119,3 +119,34 @@ async def test_resume_without_an_id_picks_from_the_list(project: Path):
         await pilot.press("down", "enter")  # the newest is this one; the next is the first
         await until(pilot, lambda: app.live is not None and app.prepared.session.id == first)
         await until(pilot, lambda: f"carrying on session {first}" in notices(app))
+
+
+async def test_resuming_a_demo_whose_scratch_copy_is_gone_leaves_no_session_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """Preparing it makes a new session (the copy cannot be carried on); refused, that
+    session must not stay behind as an empty one in the list."""
+    import shutil
+
+    from core.agent.demo_workspace import sample_dir
+    from core.agent.live import SessionOptions, prepare_session
+    from core.agent.sessions import project_dir
+    from tui.app import ProctorApp
+    from tui.launch import LaunchOptions
+
+    scratch = tmp_path / "temp"
+    scratch.mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(scratch))
+    options = SessionOptions(cwd=tmp_path, demo=True, scenario="quick", demo_speed=0)
+    gone = prepare_session(options)
+    shutil.rmtree(gone.cwd)  # its scratch copy was removed (the system's temp cleaner, say)
+    app = ProctorApp(LaunchOptions(prepare_session(options), trust=True, first_prompt=None))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.live is not None)
+        sessions = project_dir(sample_dir())
+        before = sorted(path.name for path in sessions.iterdir() if path.is_dir())
+        await pilot.press(*f"/resume {gone.session.id}", "enter")
+        await until(pilot, lambda: "scratch workspace is gone" in notices(app))
+        assert "nothing changed" in notices(app)
+        assert sorted(path.name for path in sessions.iterdir() if path.is_dir()) == before
+        assert gone.session.id in before and app.prepared.session.id in before

@@ -190,6 +190,12 @@ class Conversation(VerticalScroll):
 
     # -- what the app calls ----------------------------------------------------------------
 
+    def show_prepared(self, text: str) -> None:
+        """The last prompt's command, now sent as `text` (its files read, its lines run)."""
+        blocks = self.query(PromptBlock)
+        if blocks and text.strip():
+            blocks.last().set_expansion(text)
+
     def add_prompt(self, text: str, expansion: str = "") -> None:
         """The user's prompt, when it is sent to the agent (a slash command: the line typed,
         and the text the model got, folded)."""

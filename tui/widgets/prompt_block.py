@@ -54,6 +54,13 @@ class PromptBlock(Static):
             return f"▾ sent to the model as ({size}):"
         return f"▸ sent to the model as {size} of text · click or enter to open"
 
+    def set_expansion(self, expansion: str) -> None:
+        """The text the model really got, once the command's `@path` files were read and
+        its !`cmd` lines run (the first fold showed the body before that)."""
+        self.expansion = expansion
+        self.can_focus = bool(expansion)
+        self._show()
+
     def set_expanded(self, expanded: bool) -> None:
         if self.expansion and expanded != self.expanded:
             self.expanded = expanded

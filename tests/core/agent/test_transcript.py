@@ -23,6 +23,7 @@ from core.agent.sessions import (
     list_sessions,
     project_dir,
     read_meta,
+    remove_unused,
     set_title,
 )
 from core.agent.transcript import Transcript, belongs_in_transcript
@@ -496,3 +497,13 @@ def test_find_session_explains_unknown_and_ambiguous_ids(project: Path) -> None:
     assert set(unknown.value.candidates) == {s.id for s in made}
     with pytest.raises(SessionNotFound):
         find_session(project, "../x")
+
+
+def test_an_unused_session_is_removed_and_a_used_one_is_kept(project: Path):
+    unused, used = create_session(project), create_session(project)
+    used.transcript_path.write_text('{"type": "user"}\n')
+    remove_unused(unused)
+    remove_unused(used)
+    assert not unused.directory.exists()
+    assert used.directory.exists() and used.transcript_path.read_text()
+    assert [s.id for s in list_sessions(project)] == [used.id]
