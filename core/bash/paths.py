@@ -172,18 +172,26 @@ def option_writes(cmd: SimpleCommand) -> tuple[str | None, ...]:
     written: list[str | None] = []
     current: tuple[str, ...] | None = cmd.argv
     argv = cmd.argv
+    directory = ""  # `env -C DIR sort -o F` writes DIR/F
     while current is not None:
         argv = current
         name = base_name(current[0])
         table = WRAPPERS.get(name)
         if table is not None:
             found = scan(current[1:], table)
-            written += found.written
+            written += [_within(directory, path) for path in found.written]
+            moved = chdir_of(current)
+            if moved:
+                directory = os.path.join(directory, moved) if directory else moved
             if name == "xargs":  # runs the rest with more operands added at the end
                 current = tuple(found.operands + found.rest) or None
                 continue
         current = unwrap_once(current)
-    return tuple(written + _program_writes(argv))
+    return tuple(written + [_within(directory, path) for path in _program_writes(argv)])
+
+
+def _within(directory: str, path: str | None) -> str | None:
+    return os.path.join(directory, path) if directory and path is not None else path
 
 
 def _program_writes(argv: tuple[str, ...]) -> list[str | None]:

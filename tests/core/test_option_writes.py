@@ -70,6 +70,9 @@ def decide(
         "tree -o /etc/x",
         "awk -o '{print}' notes.txt",  # the profile file left out: its default, unnamed
         "sort notes.txt && sort -o /etc/x notes.txt",
+        "sort -o/etc/x notes.txt",
+        "command sort -o /etc/x notes.txt",
+        "env -C /etc sort -o passwd notes.txt",
     ],
 )
 def test_a_write_named_by_an_option_is_not_covered_by_the_programs_rule(command: str):
@@ -89,6 +92,9 @@ def test_an_edit_rule_over_the_file_covers_the_write_and_a_deny_rule_refuses_it(
     assert isinstance(decide(inside, *RULES), Ask)  # like `sort notes.txt > out/sorted.txt`
     assert isinstance(decide(inside, *RULES, "allow Edit(out/**)"), Allow)
     assert isinstance(decide(f"{inside} > out/b.txt", *RULES, "allow Edit(out/**)"), Allow)
+    # The Edit rule covers the file where it is really written, not where it looks written.
+    moved = "env -C /etc sort -o out/x notes.txt"
+    assert isinstance(decide(moved, *RULES, "allow Bash(env:*)", "allow Edit(out/**)"), Ask)
     denied = decide("sort -o /etc/x notes.txt", "deny Edit(//etc/**)", mode="bypassPermissions")
     assert isinstance(denied, Deny)
     assert isinstance(
@@ -113,6 +119,7 @@ def test_accept_edits_does_not_take_an_option_write_outside_the_project():
         ("sort --out=a.txt b.txt", (None,)),
         ("awk -px.prof '{}' f", ("x.prof",)),
         ("awk -p '{}' f", (None,)),  # gawk's default profile file: not named here
+        ("env -C /etc sort -o passwd b.txt", ("/etc/passwd",)),  # written where it runs
         ("sort b.txt", ()),
         ("cat a.txt", ()),
     ],
