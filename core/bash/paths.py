@@ -222,6 +222,10 @@ def _program_writes(argv: tuple[str, ...]) -> list[str | None]:
         written.append(None)  # `sort --out=/x`: an abbreviation, or a flag we do not know
     if name == "uniq" and len(found.operands) > 1:
         written.append(found.operands[1])  # uniq IN OUT writes OUT
+    if (name == "tree" and found.has("-R") and found.has("-H")) or (
+        name == "file" and found.has("-C", "--compile")
+    ):
+        written.append(None)  # an index in every directory; compiled magic beside its source
     return written
 
 

@@ -24,6 +24,7 @@ from core.tools.bash import Bash
 
 TOOL = Bash()
 RULES = (
+    "allow Bash(file:*)",
     "allow Bash(sort:*)",
     "allow Bash(git log:*)",
     "allow Bash(git diff:*)",
@@ -69,6 +70,8 @@ def decide(
         "find . -fprint /etc/x -name '*.py'",
         "tree -o /etc/x",
         "awk -o '{print}' notes.txt",  # the profile file left out: its default, unnamed
+        "tree -R -H . docs",  # an index file written into every directory
+        "file -C -m magic",  # compiled magic written beside its source
         "sort notes.txt && sort -o /etc/x notes.txt",
         "sort -o/etc/x notes.txt",
         "command sort -o /etc/x notes.txt",
