@@ -9,20 +9,13 @@ found these running unasked under such rules, outside the project."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from test_rules_spelling import decide  # the real chain, one Bash call, rules as "allow X"
 
-from core.access.context import PermissionMode, ToolPermissionContext
-from core.access.decision import Allow, Ask, Deny, PermissionDecision
-from core.access.rules import parse_rule
+from core.access.decision import Allow, Ask, Deny
 from core.bash import option_writes
 from core.bash.parse import parse
-from core.hooks import NO_PRE_OUTCOME
-from core.permissions.decide import evaluate, prepare
-from core.tools.bash import Bash
 
-TOOL = Bash()
 RULES = (
     "allow Bash(file:*)",
     "allow Bash(sort:*)",
@@ -37,16 +30,6 @@ RULES = (
     "allow Bash(tree:*)",
     "allow Bash(awk:*)",
 )
-
-
-def decide(
-    command: str, *rules: str, mode: PermissionMode = "default", cwd: Path = Path("/work/p")
-) -> PermissionDecision:
-    parsed = tuple(parse_rule(r.split(" ", 1)[1], r.split(" ", 1)[0]) for r in rules)  # type: ignore[arg-type]
-    permissions = ToolPermissionContext(mode=mode, rules=parsed)
-    return evaluate(
-        prepare(TOOL, TOOL.parse_input({"command": command}), cwd, permissions), NO_PRE_OUTCOME
-    )
 
 
 @pytest.mark.parametrize(
